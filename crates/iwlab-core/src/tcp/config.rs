@@ -1,0 +1,143 @@
+//! Per-endpoint TCP options. Every field is a scenario field; defaults are RFC defaults.
+
+use super::cc::CcConfig;
+use crate::engine::SimDuration;
+
+/// Which fast-retransmit / fast-recovery algorithm the sender runs.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum RecoveryKind {
+    /// RFC 5681 §3.2: leave recovery on the first ACK of new data.
+    Reno,
+    /// RFC 6582: stay in recovery until all data outstanding at its start is ACKed.
+    NewReno,
+    /// RFC 6675 conservative SACK-based recovery (needs SACK on both ends).
+    Sack,
+}
+
+impl RecoveryKind {
+    pub const NAMES: &'static [&'static str] = &["reno", "newreno", "sack"];
+    pub fn by_name(name: &str) -> Result<Self, String> {
+        match name {
+            "reno" => Ok(RecoveryKind::Reno),
+            "newreno" => Ok(RecoveryKind::NewReno),
+            "sack" => Ok(RecoveryKind::Sack),
+            _ => Err(format!("unknown loss recovery {name:?}; expected one of {:?}", Self::NAMES)),
+        }
+    }
+}
+
+/// What happens to the IW when the SYN or SYN-ACK had to be retransmitted.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum SynLossRule {
+    /// RFC 3390 §2 / RFC 5681 §3.1: IW is one segment after a lost SYN or SYN-ACK.
+    ReduceToOne,
+    /// RFC 6928 §2: keep the IW unless the SYN or SYN-ACK was retransmitted more than once.
+    Rfc6928,
+}
+
+/// Delayed ACKs (RFC 5681 §4.2, RFC 1122 §4.2.3.2).
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub struct DelayedAck {
+    /// ACK at least every this many data segments (2 in the RFCs).
+    pub segments: u32,
+    /// Longest an ACK may be withheld (200 ms typical, ≤ 500 ms).
+    pub timeout: SimDuration,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct TcpConfig {
+    /// Sender maximum segment size, payload bytes.
+    pub mss: u32,
+    pub cc: CcConfig,
+    pub recovery: RecoveryKind,
+    /// Offer and use SACK (RFC 2018).
+    pub sack: bool,
+    /// Offer and use timestamps (RFC 7323): 12 option bytes per segment, RTT from TSecr.
+    pub timestamps: bool,
+    /// `None` ACKs every segment.
+    pub delayed_ack: Option<DelayedAck>,
+    /// Receive buffer: the window this endpoint advertises, bytes (RFC 2415's "maximum window").
+    pub rcv_wnd: u64,
+    /// RFC 6298 (2.1): RTO before any RTT sample (1 s; 3 s in RFC 2988's predecessors).
+    pub initial_rto: SimDuration,
+    /// RFC 6298 (2.4): lower bound of the RTO (1 s; Linux uses 200 ms).
+    pub min_rto: SimDuration,
+    /// RFC 6298 (2.5): upper bound (at least 60 s).
+    pub max_rto: SimDuration,
+    /// Clock granularity G of RFC 6298 (2.2)/(2.3); timers are rounded up to it. 0 = exact.
+    pub granularity: SimDuration,
+    /// Dup ACKs that trigger fast retransmit.
+    pub dupthresh: u32,
+    /// RFC 3042 Limited Transmit.
+    pub limited_transmit: bool,
+    /// RFC 3465 Appropriate Byte Counting with limit L (segments); `None` counts ACKs.
+    pub abc_l: Option<u32>,
+    pub syn_loss: SynLossRule,
+    /// RFC 5681 §4.1: reduce cwnd to the restart window after an idle period > RTO.
+    pub restart_after_idle: bool,
+    /// RFC 3168 ECN.
+    pub ecn: bool,
+    /// Initial ssthresh (RFC 5681: arbitrarily high), bytes.
+    pub initial_ssthresh: u64,
+    /// SYN / SYN-ACK retransmissions before the connection gives up.
+    pub syn_retries: u32,
+}
+
+impl Default for TcpConfig {
+    fn default() -> Self {
+        TcpConfig {
+            mss: 1460,
+            cc: CcConfig::Reno,
+            recovery: RecoveryKind::NewReno,
+            sack: false,
+            timestamps: false,
+            delayed_ack: Some(DelayedAck { segments: 2, timeout: SimDuration::from_millis(200) }),
+            rcv_wnd: 1 << 30,
+            initial_rto: SimDuration::from_secs(1),
+            min_rto: SimDuration::from_secs(1),
+            max_rto: SimDuration::from_secs(60),
+            granularity: SimDuration::ZERO,
+            dupthresh: 3,
+            limited_transmit: false,
+            abc_l: None,
+            syn_loss: SynLossRule::Rfc6928,
+            restart_after_idle: true,
+            ecn: false,
+            initial_ssthresh: u64::MAX,
+            syn_retries: 6,
+        }
+    }
+}
+
+impl TcpConfig {
+    /// Checks values no endpoint can run with; the message names the field.
+    pub fn validate(&self) -> Result<(), String> {
+        if self.mss == 0 || self.mss > 65_000 {
+            return Err(format!("tcp.mss = {} is not allowed; expected 1..=65000 bytes", self.mss));
+        }
+        if self.rcv_wnd < self.mss as u64 {
+            return Err(format!("tcp.rcv_wnd = {} bytes is below one MSS ({})", self.rcv_wnd, self.mss));
+        }
+        if self.recovery == RecoveryKind::Sack && !self.sack {
+            return Err("tcp.recovery = \"sack\" needs tcp.sack = true".into());
+        }
+        if self.min_rto > self.max_rto {
+            return Err(format!("tcp.min_rto ({}) exceeds tcp.max_rto ({})", self.min_rto, self.max_rto));
+        }
+        if self.initial_rto == SimDuration::ZERO {
+            return Err("tcp.initial_rto must be > 0".into());
+        }
+        if self.dupthresh == 0 {
+            return Err("tcp.dupthresh must be >= 1".into());
+        }
+        if let Some(d) = self.delayed_ack {
+            if d.segments == 0 {
+                return Err("tcp.delayed_ack.segments must be >= 1".into());
+            }
+        }
+        if self.abc_l == Some(0) {
+            return Err("tcp.abc_l must be >= 1 segment when set".into());
+        }
+        Ok(())
+    }
+}
