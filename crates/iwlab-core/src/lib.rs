@@ -4,4 +4,5 @@
 
 pub mod engine;
 pub mod net;
+pub mod sim;
 pub mod tcp;

@@ -1,5 +1,9 @@
-//! The network: packets, links (serialisation → propagation), queue disciplines, loss rules,
-//! topologies and routing.
+//! The network: packets, links (loss rules → queue → serialisation → propagation), queue
+//! disciplines, topologies and routing.
 
+pub mod dumbbell;
+pub mod link;
+pub mod loss;
 pub mod packet;
 pub mod queue;
+pub mod topology;

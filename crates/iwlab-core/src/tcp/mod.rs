@@ -7,5 +7,10 @@
 
 pub mod cc;
 pub mod config;
+pub mod endpoint;
 pub mod iw;
+pub mod receiver;
+pub mod recovery;
+pub mod rto;
+pub mod sender;
 pub mod segment;

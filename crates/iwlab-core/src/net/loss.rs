@@ -1,0 +1,73 @@
+//! Loss rules: a link stage that drops chosen packets before they reach the queue, as if
+//! corrupted on the wire. Scripted rules drop exact segments (tests of recovery); the random
+//! rule drops with a fixed probability from the link's own random stream.
+
+use super::packet::{FlowId, Packet, Payload};
+use crate::engine::SimRng;
+use rand::Rng;
+
+#[derive(Clone, Debug, PartialEq)]
+pub enum LossRule {
+    /// Drop the `nth` (1-based) transmission of the data segment of connection `flow` whose
+    /// sequence number is `seq` (1 = first data byte), travelling toward the server if
+    /// `to_server`.
+    Segment { flow: FlowId, to_server: bool, seq: u64, nth: u32 },
+    /// Drop the `nth` transmission of the SYN of connection `flow`.
+    Syn { flow: FlowId, nth: u32 },
+    /// Drop the `nth` transmission of the SYN-ACK of connection `flow`.
+    SynAck { flow: FlowId, nth: u32 },
+    /// Drop every packet with probability `p`.
+    Random { p: f64 },
+}
+
+/// The loss stage of one link direction.
+#[derive(Clone, Debug, Default)]
+pub struct LossStage {
+    rules: Vec<(LossRule, u32)>,
+}
+
+impl LossStage {
+    pub fn add(&mut self, rule: LossRule) {
+        self.rules.push((rule, 0));
+    }
+    pub fn is_empty(&self) -> bool {
+        self.rules.is_empty()
+    }
+
+    /// Does this stage drop `pkt`? Updates the rules' counters.
+    pub fn drops(&mut self, pkt: &Packet, rng: &mut SimRng) -> bool {
+        let mut drop = false;
+        for (rule, seen) in &mut self.rules {
+            let hit = match (rule, &pkt.payload) {
+                (LossRule::Segment { flow, to_server, seq, nth }, Payload::Tcp { seg, to_server: dir }) => {
+                    if pkt.flow == *flow && dir == to_server && seg.seq == *seq && seg.len > 0 {
+                        *seen += 1;
+                        *seen == *nth
+                    } else {
+                        false
+                    }
+                }
+                (LossRule::Syn { flow, nth }, Payload::Tcp { seg, .. }) => {
+                    if pkt.flow == *flow && seg.is_syn() && !seg.has_ack() {
+                        *seen += 1;
+                        *seen == *nth
+                    } else {
+                        false
+                    }
+                }
+                (LossRule::SynAck { flow, nth }, Payload::Tcp { seg, .. }) => {
+                    if pkt.flow == *flow && seg.is_syn() && seg.has_ack() {
+                        *seen += 1;
+                        *seen == *nth
+                    } else {
+                        false
+                    }
+                }
+                (LossRule::Random { p }, _) => rng.gen::<f64>() < *p,
+                _ => false,
+            };
+            drop |= hit;
+        }
+        drop
+    }
+}

@@ -1,0 +1,432 @@
+//! The simulation core: event loop state, packet slab, connections, and the network.
+//! Applications act on it through `open`, `write`, `close`, `set_timer`, `send_udp`.
+
+use super::app::AppId;
+use crate::engine::{RngStreams, Scheduler, SimTime};
+use crate::net::packet::{Ecn, FlowId, LinkId, NodeId, Packet, Payload};
+use crate::net::queue::{QueueDisc, QueuedPkt, Verdict};
+use crate::net::topology::Topology;
+use crate::tcp::config::TcpConfig;
+use crate::tcp::endpoint::{AppEvent, Endpoint, Outbox};
+use crate::tcp::iw::AnyIw;
+use slab::Slab;
+use std::collections::VecDeque;
+
+pub type ConnId = u32;
+
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash)]
+pub enum Side {
+    Client,
+    Server,
+}
+
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub(crate) enum Event {
+    /// A port finished serialising its packet.
+    TxDone(LinkId),
+    /// A packet reached the far end of a port's link.
+    Arrive(LinkId, usize),
+    TcpTimer(ConnId, Side),
+    AppStart(AppId),
+    AppTimer(AppId, u64),
+}
+
+/// A TCP connection: both endpoints and where they live.
+pub struct Conn {
+    pub client: Endpoint,
+    pub server: Endpoint,
+    pub client_node: NodeId,
+    pub server_node: NodeId,
+    /// Indices into `Core::iw` of the policies each endpoint uses.
+    pub client_iw: usize,
+    pub server_iw: usize,
+    pub app: Option<AppId>,
+    pub opened_at: SimTime,
+    timer: [Option<SimTime>; 2],
+}
+
+impl Conn {
+    pub fn endpoint(&self, side: Side) -> &Endpoint {
+        match side {
+            Side::Client => &self.client,
+            Side::Server => &self.server,
+        }
+    }
+}
+
+/// How to open a connection.
+#[derive(Clone, Debug)]
+pub struct ConnSpec<'a> {
+    pub client: NodeId,
+    pub server: NodeId,
+    pub client_cfg: &'a TcpConfig,
+    pub server_cfg: &'a TcpConfig,
+    pub client_iw: usize,
+    pub server_iw: usize,
+    /// Bytes each side declares it will send (size-based IW).
+    pub client_declared: Option<u64>,
+    pub server_declared: Option<u64>,
+    pub app: Option<AppId>,
+}
+
+/// Why a packet was dropped.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum DropReason {
+    Queue,
+    LossRule,
+    NoRoute,
+}
+
+/// What happened to a packet, for observers (traces, event logs).
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum PacketEvent {
+    /// Began serialisation on the port.
+    TxStart,
+    Drop(DropReason),
+    /// Reached its destination host.
+    Deliver,
+}
+
+/// Sees every packet event; used for pcap traces and event logs.
+pub trait Observer {
+    fn on_packet(&mut self, now: SimTime, ev: PacketEvent, port: LinkId, pkt: &Packet);
+}
+
+/// Packet accounting: every packet created is delivered, dropped, or still in flight.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Accounting {
+    pub created: u64,
+    pub delivered: u64,
+    pub dropped: u64,
+    /// Payload bytes (TCP data, UDP) created / delivered / dropped.
+    pub payload_created: u64,
+    pub payload_delivered: u64,
+    pub payload_dropped: u64,
+}
+
+/// A UDP flow's counters.
+#[derive(Clone, Debug, Default)]
+pub struct UdpFlow {
+    pub src: NodeId,
+    pub dst: NodeId,
+    pub sent_packets: u64,
+    pub sent_bytes: u64,
+    pub received_packets: u64,
+    pub received_bytes: u64,
+}
+
+pub struct Core {
+    pub(crate) sched: Scheduler<Event>,
+    pub topo: Topology,
+    packets: Slab<Packet>,
+    pub conns: Vec<Conn>,
+    pub iw: Vec<AnyIw>,
+    pub udp: Vec<UdpFlow>,
+    streams: RngStreams,
+    outbox: Outbox,
+    pub(crate) pending: VecDeque<(AppId, ConnId, Side, AppEvent)>,
+    next_uid: u64,
+    pub acct: Accounting,
+    observers: Vec<Box<dyn Observer + Send>>,
+    dropped_scratch: Vec<QueuedPkt>,
+}
+
+impl Core {
+    pub fn new(topo: Topology, streams: RngStreams) -> Self {
+        Core {
+            sched: Scheduler::new(),
+            topo,
+            packets: Slab::new(),
+            conns: Vec::new(),
+            iw: Vec::new(),
+            udp: Vec::new(),
+            streams,
+            outbox: Outbox::default(),
+            pending: VecDeque::new(),
+            next_uid: 0,
+            acct: Accounting::default(),
+            observers: Vec::new(),
+            dropped_scratch: Vec::new(),
+        }
+    }
+
+    pub fn now(&self) -> SimTime {
+        self.sched.now()
+    }
+    pub fn streams(&self) -> &RngStreams {
+        &self.streams
+    }
+    pub fn add_observer(&mut self, o: Box<dyn Observer + Send>) {
+        self.observers.push(o);
+    }
+    /// Packets created and not yet delivered or dropped.
+    pub fn in_flight(&self) -> u64 {
+        self.packets.len() as u64
+    }
+    /// Payload bytes in packets still in flight.
+    pub fn payload_in_flight(&self) -> u64 {
+        self.packets.iter().map(|(_, p)| p.data_len() as u64).sum()
+    }
+    pub fn events_processed(&self) -> u64 {
+        self.sched.events_processed()
+    }
+
+    /// Registers an IW policy instance; connections refer to it by the returned index.
+    pub fn add_iw_policy(&mut self, p: AnyIw) -> usize {
+        self.iw.push(p);
+        self.iw.len() - 1
+    }
+
+    /// Opens a connection: the client sends its SYN now.
+    pub fn open(&mut self, spec: &ConnSpec) -> ConnId {
+        let id = self.conns.len() as ConnId;
+        self.conns.push(Conn {
+            client: Endpoint::client(spec.client_cfg, spec.server, spec.client_declared),
+            server: Endpoint::server(spec.server_cfg, spec.client, spec.server_declared),
+            client_node: spec.client,
+            server_node: spec.server,
+            client_iw: spec.client_iw,
+            server_iw: spec.server_iw,
+            app: spec.app,
+            opened_at: self.now(),
+            timer: [None, None],
+        });
+        let now = self.now();
+        self.conns[id as usize].client.connect(now, &mut self.outbox);
+        self.flush(id, Side::Client);
+        id
+    }
+
+    /// The application on `side` of `conn` writes `bytes`.
+    pub fn write(&mut self, conn: ConnId, side: Side, bytes: u64) {
+        let now = self.now();
+        let (ep, iw, out) = self.endpoint_and_policy(conn, side);
+        ep.write(now, bytes, iw, out);
+        self.flush(conn, side);
+    }
+
+    /// The application on `side` of `conn` closes its direction.
+    pub fn close(&mut self, conn: ConnId, side: Side) {
+        let now = self.now();
+        let (ep, iw, out) = self.endpoint_and_policy(conn, side);
+        ep.close(now, iw, out);
+        self.flush(conn, side);
+    }
+
+    /// Calls `on_timer(app, token)` at `at`.
+    pub fn set_timer(&mut self, app: AppId, at: SimTime, token: u64) {
+        self.sched.schedule(at.max(self.now()), Event::AppTimer(app, token));
+    }
+    pub(crate) fn schedule_app_start(&mut self, app: AppId, at: SimTime) {
+        self.sched.schedule(at, Event::AppStart(app));
+    }
+
+    /// Registers a UDP flow from `src` to `dst`.
+    pub fn add_udp_flow(&mut self, src: NodeId, dst: NodeId) -> FlowId {
+        self.udp.push(UdpFlow { src, dst, ..Default::default() });
+        (self.udp.len() - 1) as FlowId
+    }
+
+    /// Sends one UDP datagram of `payload` bytes on `flow` (IP + UDP headers add 28 bytes).
+    pub fn send_udp(&mut self, flow: FlowId, payload: u32) {
+        let f = &mut self.udp[flow as usize];
+        f.sent_packets += 1;
+        f.sent_bytes += payload as u64;
+        let (src, dst, seq) = (f.src, f.dst, f.sent_packets);
+        let pkt = self.new_packet(src, dst, flow, payload + 28, Ecn::NotEct, Payload::Udp { len: payload, seq });
+        self.inject(src, pkt);
+    }
+
+    /// The endpoint, its IW policy and the outbox, borrowed together.
+    fn endpoint_and_policy(&mut self, conn: ConnId, side: Side) -> (&mut Endpoint, &mut AnyIw, &mut Outbox) {
+        let c = &mut self.conns[conn as usize];
+        match side {
+            Side::Client => (&mut c.client, &mut self.iw[c.client_iw], &mut self.outbox),
+            Side::Server => (&mut c.server, &mut self.iw[c.server_iw], &mut self.outbox),
+        }
+    }
+
+    fn new_packet(&mut self, src: NodeId, dst: NodeId, flow: FlowId, size: u32, ecn: Ecn, payload: Payload) -> usize {
+        let uid = self.next_uid;
+        self.next_uid += 1;
+        let pkt = Packet { uid, src, dst, flow, size, ecn, created: self.now(), payload };
+        self.acct.created += 1;
+        self.acct.payload_created += pkt.data_len() as u64;
+        self.packets.insert(pkt)
+    }
+
+    /// Sends what the endpoint put in the outbox, hands its events to the application and
+    /// keeps one timer event pending for its next deadline.
+    fn flush(&mut self, conn: ConnId, side: Side) {
+        let c = &self.conns[conn as usize];
+        let (src, dst) = match side {
+            Side::Client => (c.client_node, c.server_node),
+            Side::Server => (c.server_node, c.client_node),
+        };
+        let app = c.app;
+        let mut outbox = std::mem::take(&mut self.outbox);
+        for (seg, ecn) in outbox.segments.drain(..) {
+            let size = seg.wire_len();
+            let to_server = side == Side::Client;
+            let key = self.new_packet(src, dst, conn, size, ecn, Payload::Tcp { seg, to_server });
+            self.inject(src, key);
+        }
+        if let Some(app) = app {
+            for ev in outbox.events.drain(..) {
+                self.pending.push_back((app, conn, side, ev));
+            }
+        }
+        outbox.clear();
+        self.outbox = outbox;
+        self.update_timer(conn, side);
+    }
+
+    fn update_timer(&mut self, conn: ConnId, side: Side) {
+        let c = &mut self.conns[conn as usize];
+        let next = c.endpoint(side).next_timeout();
+        let slot = &mut c.timer[side as usize];
+        if let Some(t) = next {
+            if slot.is_none_or(|s| t < s) {
+                *slot = Some(t);
+                self.sched.schedule(t.max(self.sched.now()), Event::TcpTimer(conn, side));
+            }
+        }
+    }
+
+    /// Puts a packet created at `node` onto the port towards its destination.
+    fn inject(&mut self, node: NodeId, key: usize) {
+        let dst = self.packets[key].dst;
+        match self.topo.route(node, dst) {
+            Some(port) => self.enqueue(port, key),
+            None => self.drop_packet(key, LinkId::MAX, DropReason::NoRoute),
+        }
+    }
+
+    fn drop_packet(&mut self, key: usize, port: LinkId, why: DropReason) {
+        let pkt = self.packets.remove(key);
+        self.acct.dropped += 1;
+        self.acct.payload_dropped += pkt.data_len() as u64;
+        let now = self.now();
+        for o in &mut self.observers {
+            o.on_packet(now, PacketEvent::Drop(why), port, &pkt);
+        }
+    }
+
+    fn enqueue(&mut self, port_id: LinkId, key: usize) {
+        let now = self.now();
+        let port = &mut self.topo.ports[port_id as usize];
+        if !port.loss.is_empty() && port.loss.drops(&self.packets[key], &mut port.rng) {
+            port.counters.loss_drops += 1;
+            self.drop_packet(key, port_id, DropReason::LossRule);
+            return;
+        }
+        let pkt = &self.packets[key];
+        let q = QueuedPkt { id: key, bytes: pkt.size, ect: pkt.ect(), enqueued: now };
+        match port.queue.enqueue(q, now, &mut port.rng) {
+            Verdict::Dropped => {
+                port.counters.queue_drops += 1;
+                self.drop_packet(key, port_id, DropReason::Queue);
+                return;
+            }
+            Verdict::Marked => {
+                port.counters.marks += 1;
+                self.packets[key].ecn = Ecn::Ce;
+            }
+            Verdict::Enqueued => {}
+        }
+        if !self.topo.ports[port_id as usize].is_busy() {
+            self.start_tx(port_id);
+        }
+    }
+
+    fn start_tx(&mut self, port_id: LinkId) {
+        let now = self.now();
+        let mut dropped = std::mem::take(&mut self.dropped_scratch);
+        let port = &mut self.topo.ports[port_id as usize];
+        let next = port.queue.dequeue(now, &mut dropped);
+        port.counters.queue_drops += dropped.len() as u64;
+        for d in dropped.drain(..) {
+            self.drop_packet(d.id, port_id, DropReason::Queue);
+        }
+        self.dropped_scratch = dropped;
+        let Some(d) = next else { return };
+        let port = &mut self.topo.ports[port_id as usize];
+        if d.mark {
+            port.counters.marks += 1;
+            self.packets[d.pkt.id].ecn = Ecn::Ce;
+        }
+        port.transmitting = Some(d.pkt.id);
+        let t = port.tx_time(d.pkt.bytes);
+        self.sched.schedule(now + t, Event::TxDone(port_id));
+        if !self.observers.is_empty() {
+            let pkt = &self.packets[d.pkt.id];
+            for o in &mut self.observers {
+                o.on_packet(now, PacketEvent::TxStart, port_id, pkt);
+            }
+        }
+    }
+
+    pub(crate) fn handle(&mut self, ev: Event) {
+        match ev {
+            Event::TxDone(port_id) => {
+                let now = self.now();
+                let port = &mut self.topo.ports[port_id as usize];
+                let key = port.transmitting.take().expect("TxDone without a packet");
+                let pkt = &self.packets[key];
+                port.counters.packets += 1;
+                port.counters.bytes += pkt.size as u64;
+                port.counters.payload_bytes += pkt.data_len() as u64;
+                port.counters.busy_ns += port.tx_time(pkt.size).as_nanos();
+                let at = now + port.delay;
+                self.sched.schedule(at, Event::Arrive(port_id, key));
+                self.start_tx(port_id);
+            }
+            Event::Arrive(port_id, key) => {
+                let node = self.topo.ports[port_id as usize].to;
+                if self.packets[key].dst == node {
+                    self.deliver(port_id, key);
+                } else {
+                    self.inject(node, key);
+                }
+            }
+            Event::TcpTimer(conn, side) => {
+                let now = self.now();
+                let c = &mut self.conns[conn as usize];
+                if c.timer[side as usize] == Some(now) {
+                    c.timer[side as usize] = None;
+                }
+                let due = c.endpoint(side).next_timeout().is_some_and(|t| t <= now);
+                if due {
+                    let (ep, iw, out) = self.endpoint_and_policy(conn, side);
+                    ep.on_timer(now, iw, out);
+                }
+                self.flush(conn, side);
+            }
+            Event::AppStart(_) | Event::AppTimer(..) => unreachable!("handled by Simulation"),
+        }
+    }
+
+    fn deliver(&mut self, port_id: LinkId, key: usize) {
+        let now = self.now();
+        let pkt = self.packets.remove(key);
+        self.acct.delivered += 1;
+        self.acct.payload_delivered += pkt.data_len() as u64;
+        for o in &mut self.observers {
+            o.on_packet(now, PacketEvent::Deliver, port_id, &pkt);
+        }
+        match pkt.payload {
+            Payload::Tcp { seg, to_server } => {
+                let side = if to_server { Side::Server } else { Side::Client };
+                let ce = pkt.ecn == Ecn::Ce;
+                let (ep, iw, out) = self.endpoint_and_policy(pkt.flow, side);
+                ep.on_segment(now, &seg, ce, iw, out);
+                self.flush(pkt.flow, side);
+            }
+            Payload::Udp { len, .. } => {
+                let f = &mut self.udp[pkt.flow as usize];
+                f.received_packets += 1;
+                f.received_bytes += len as u64;
+            }
+        }
+    }
+}

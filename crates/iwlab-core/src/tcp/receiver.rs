@@ -1,0 +1,306 @@
+//! The data receiver: reassembly, cumulative ACK, delayed ACKs (RFC 5681 §4.2, RFC 1122
+//! §4.2.3.2), SACK blocks (RFC 2018) and ECN echo (RFC 3168 §6.1.3).
+//!
+//! The application reads data as soon as it is in order, so the advertised window is the
+//! whole receive buffer.
+
+use super::config::DelayedAck;
+use super::segment::SackBlocks;
+use crate::engine::SimTime;
+
+#[derive(Clone, Debug)]
+pub struct Receiver {
+    /// Next sequence number expected.
+    pub rcv_nxt: u64,
+    /// Out-of-order ranges [start, end) above rcv_nxt, sorted and disjoint.
+    ooo: Vec<(u64, u64)>,
+    /// Starts of the most recently received out-of-order segments, newest first
+    /// (RFC 2018 §4: the first SACK block reports the most recent segment).
+    recent: [Option<u64>; 4],
+    delayed: Option<DelayedAck>,
+    /// Data segments received since the last ACK we sent.
+    unacked: u32,
+    delack_at: Option<SimTime>,
+    /// Sequence number of the peer's FIN, once seen.
+    fin_seq: Option<u64>,
+    /// CE seen and not yet acknowledged by a CWR (RFC 3168 §6.1.3).
+    pub ece: bool,
+    /// Data segments received, including duplicates.
+    pub segments_received: u64,
+}
+
+/// What the receiver wants after a segment arrived.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum AckNeed {
+    /// Nothing arrived that needs acknowledging.
+    None,
+    /// ACK now.
+    Now,
+    /// ACK may wait until the delayed-ACK deadline.
+    Delayed,
+}
+
+impl Receiver {
+    pub fn new(irs_next: u64, delayed: Option<DelayedAck>) -> Self {
+        Receiver {
+            rcv_nxt: irs_next,
+            ooo: Vec::new(),
+            recent: [None; 4],
+            delayed,
+            unacked: 0,
+            delack_at: None,
+            fin_seq: None,
+            ece: false,
+            segments_received: 0,
+        }
+    }
+
+    /// Has the peer's FIN been received in order?
+    pub fn fin_received(&self) -> bool {
+        self.fin_seq.is_some_and(|f| self.rcv_nxt > f)
+    }
+
+    /// Bytes of data delivered in order to the application (the SYN occupies seq 0).
+    pub fn delivered(&self) -> u64 {
+        self.rcv_nxt - 1 - self.fin_received() as u64
+    }
+
+    pub fn delack_deadline(&self) -> Option<SimTime> {
+        self.delack_at
+    }
+
+    /// An arriving segment occupying [seq, seq+len) plus a FIN if `fin`; `ce` if it was
+    /// marked Congestion Experienced, `cwr` if it carries CWR.
+    pub fn on_segment(&mut self, now: SimTime, seq: u64, len: u32, fin: bool, ce: bool, cwr: bool) -> AckNeed {
+        if cwr {
+            self.ece = false;
+        }
+        if ce {
+            self.ece = true;
+        }
+        if len == 0 && !fin {
+            return AckNeed::None;
+        }
+        if len > 0 {
+            self.segments_received += 1;
+        }
+        if fin {
+            self.fin_seq = Some(seq + len as u64);
+        }
+        let end = seq + len as u64;
+        let had_holes = !self.ooo.is_empty();
+        let mut need = if len > 0 && end <= self.rcv_nxt {
+            // RFC 5681 §4.2 / RFC 793: an old duplicate is acknowledged at once.
+            AckNeed::Now
+        } else if len > 0 && seq > self.rcv_nxt {
+            // RFC 5681 §4.2: an out-of-order segment SHOULD be acknowledged immediately.
+            self.insert_ooo(seq, end);
+            self.note_recent(seq);
+            AckNeed::Now
+        } else {
+            if end > self.rcv_nxt {
+                self.rcv_nxt = end;
+            }
+            self.absorb_ooo();
+            if had_holes {
+                // RFC 5681 §4.2: a segment that fills in all or part of a gap is ACKed at once.
+                AckNeed::Now
+            } else {
+                self.delayed_or_now(now)
+            }
+        };
+        if let Some(f) = self.fin_seq {
+            if self.rcv_nxt == f {
+                self.rcv_nxt = f + 1; // the FIN takes one sequence number; ACK it at once
+                need = AckNeed::Now;
+            }
+        }
+        need
+    }
+
+    fn delayed_or_now(&mut self, now: SimTime) -> AckNeed {
+        self.unacked += 1;
+        match self.delayed {
+            None => AckNeed::Now,
+            // "at least every second full-sized segment" (RFC 5681 §4.2), generalised to N.
+            Some(d) if self.unacked >= d.segments => AckNeed::Now,
+            Some(d) => {
+                if self.delack_at.is_none() {
+                    self.delack_at = Some(now + d.timeout);
+                }
+                AckNeed::Delayed
+            }
+        }
+    }
+
+    /// An ACK (pure or piggybacked) is being sent: the delayed-ACK state resets.
+    pub fn on_ack_sent(&mut self) {
+        self.unacked = 0;
+        self.delack_at = None;
+    }
+
+    fn insert_ooo(&mut self, mut s: u64, mut e: u64) {
+        // Merge with every overlapping or adjacent range.
+        let mut i = 0;
+        while i < self.ooo.len() {
+            let (a, b) = self.ooo[i];
+            if b < s || a > e {
+                i += 1;
+                continue;
+            }
+            s = s.min(a);
+            e = e.max(b);
+            self.ooo.remove(i);
+        }
+        let pos = self.ooo.partition_point(|&(a, _)| a < s);
+        self.ooo.insert(pos, (s, e));
+    }
+
+    fn absorb_ooo(&mut self) {
+        while let Some(&(a, b)) = self.ooo.first() {
+            if a > self.rcv_nxt {
+                break;
+            }
+            self.rcv_nxt = self.rcv_nxt.max(b);
+            self.ooo.remove(0);
+        }
+    }
+
+    fn note_recent(&mut self, seq: u64) {
+        self.recent.rotate_right(1);
+        self.recent[0] = Some(seq);
+    }
+
+    /// SACK blocks to put on the next ACK (RFC 2018 §4): the block holding the most recently
+    /// received segment first, then other recent blocks, at most `max` of them.
+    pub fn sack_blocks(&self, max: usize) -> SackBlocks {
+        let mut out = SackBlocks::default();
+        let mut used: [Option<(u64, u64)>; SackBlocks::MAX] = [None; SackBlocks::MAX];
+        let mut n = 0;
+        let candidates = self
+            .recent
+            .iter()
+            .flatten()
+            .filter_map(|&s| self.ooo.iter().copied().find(|&(a, b)| a <= s && s < b))
+            .chain(self.ooo.iter().rev().copied());
+        for r in candidates {
+            if n >= max.min(SackBlocks::MAX) {
+                break;
+            }
+            if used[..n].contains(&Some(r)) {
+                continue;
+            }
+            used[n] = Some(r);
+            n += 1;
+            out.push(r.0, r.1);
+        }
+        out
+    }
+
+    /// Bytes held out of order (for accounting and tests).
+    pub fn ooo_ranges(&self) -> &[(u64, u64)] {
+        &self.ooo
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::engine::SimDuration;
+
+    const MSS: u32 = 1000;
+    fn t(ms: u64) -> SimTime {
+        SimTime::ZERO + SimDuration::from_millis(ms)
+    }
+    fn delayed() -> Receiver {
+        Receiver::new(1, Some(DelayedAck { segments: 2, timeout: SimDuration::from_millis(200) }))
+    }
+    fn seg(r: &mut Receiver, at: u64, n: u64) -> AckNeed {
+        r.on_segment(t(at), 1 + n * MSS as u64, MSS, false, false, false)
+    }
+
+    #[test]
+    fn every_second_full_segment_is_acknowledged() {
+        let mut r = delayed();
+        assert_eq!(seg(&mut r, 0, 0), AckNeed::Delayed);
+        assert_eq!(seg(&mut r, 1, 1), AckNeed::Now);
+        r.on_ack_sent();
+        assert_eq!(r.rcv_nxt, 2001);
+    }
+
+    #[test]
+    fn a_lone_segment_waits_for_the_delayed_ack_timer_from_its_arrival() {
+        let mut r = delayed();
+        assert_eq!(seg(&mut r, 10, 0), AckNeed::Delayed);
+        assert_eq!(r.delack_deadline(), Some(t(210)));
+    }
+
+    #[test]
+    fn without_delayed_acks_every_segment_is_acknowledged() {
+        let mut r = Receiver::new(1, None);
+        assert_eq!(seg(&mut r, 0, 0), AckNeed::Now);
+        assert_eq!(seg(&mut r, 0, 1), AckNeed::Now);
+    }
+
+    #[test]
+    fn out_of_order_data_is_acknowledged_at_once_with_a_sack_block() {
+        let mut r = delayed();
+        seg(&mut r, 0, 0);
+        assert_eq!(seg(&mut r, 1, 2), AckNeed::Now);
+        assert_eq!(r.rcv_nxt, 1001);
+        assert_eq!(r.sack_blocks(4).as_slice(), &[(2001, 3001)]);
+    }
+
+    #[test]
+    fn the_segment_filling_the_hole_is_acknowledged_at_once_and_advances_past_the_hole() {
+        let mut r = delayed();
+        seg(&mut r, 0, 0);
+        r.on_ack_sent();
+        seg(&mut r, 1, 2);
+        seg(&mut r, 2, 3);
+        assert_eq!(seg(&mut r, 3, 1), AckNeed::Now);
+        assert_eq!(r.rcv_nxt, 4001);
+        assert!(r.sack_blocks(4).is_empty());
+    }
+
+    #[test]
+    fn the_first_sack_block_holds_the_most_recent_segment() {
+        let mut r = Receiver::new(1, None);
+        seg(&mut r, 0, 2);
+        seg(&mut r, 0, 5);
+        seg(&mut r, 0, 8);
+        assert_eq!(r.sack_blocks(4).as_slice(), &[(8001, 9001), (5001, 6001), (2001, 3001)]);
+        seg(&mut r, 0, 3); // extends the first range; it becomes the newest
+        assert_eq!(r.sack_blocks(3).as_slice(), &[(2001, 4001), (8001, 9001), (5001, 6001)]);
+        assert_eq!(r.sack_blocks(1).len(), 1);
+    }
+
+    #[test]
+    fn an_old_duplicate_is_acknowledged_at_once() {
+        let mut r = delayed();
+        seg(&mut r, 0, 0);
+        seg(&mut r, 0, 1);
+        r.on_ack_sent();
+        assert_eq!(seg(&mut r, 5, 0), AckNeed::Now);
+    }
+
+    #[test]
+    fn the_fin_takes_one_sequence_number_and_is_acknowledged_at_once() {
+        let mut r = delayed();
+        assert_eq!(r.on_segment(t(0), 1, 500, true, false, false), AckNeed::Now);
+        assert_eq!(r.rcv_nxt, 502);
+        assert!(r.fin_received());
+        assert_eq!(r.delivered(), 500);
+    }
+
+    #[test]
+    fn ce_sets_ece_until_cwr_arrives() {
+        let mut r = Receiver::new(1, None);
+        r.on_segment(t(0), 1, MSS, false, true, false);
+        assert!(r.ece);
+        r.on_segment(t(0), 1001, MSS, false, false, false);
+        assert!(r.ece, "ECE persists on every ACK until CWR");
+        r.on_segment(t(0), 2001, MSS, false, false, true);
+        assert!(!r.ece);
+    }
+}

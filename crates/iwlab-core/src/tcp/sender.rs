@@ -1,0 +1,478 @@
+//! The data sender: what may be sent now (RFC 5681 window rules, RFC 3042 Limited Transmit),
+//! what an ACK means (RFC 5681 §2 duplicate ACKs, RFC 2018 SACK scoreboard, RFC 6298 timer
+//! management), and the retransmission timeout (RFC 6298 §5, RFC 5681 §3.1 loss window).
+//!
+//! Fast retransmit / fast recovery live in `recovery/` (one file per variant); window growth
+//! in `cc/`; the initial and restart windows are chosen by the endpoint from its `iw` policy.
+//! The sender emits [`TxSeg`]s (sequence ranges); the endpoint turns them into segments.
+
+use super::cc::{AckInfo, AnyCc, CongestionControl, Window};
+use super::config::{RecoveryKind, TcpConfig};
+use super::recovery;
+use super::rto::RttEstimator;
+use super::segment::Segment;
+use crate::engine::{SimDuration, SimTime};
+use std::collections::VecDeque;
+
+/// RFC 7323 TSval: a microsecond clock (plus one, so that 0 never means "a time").
+pub fn ts_value(now: SimTime) -> u32 {
+    (now.as_nanos() / 1000 + 1) as u32
+}
+
+/// One transmission the endpoint should put on the wire.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub struct TxSeg {
+    pub seq: u64,
+    pub len: u32,
+    pub fin: bool,
+    pub retransmit: bool,
+}
+
+/// An outstanding (sent, not cumulatively acknowledged) segment.
+#[derive(Clone, Debug)]
+pub(crate) struct Outstanding {
+    pub seq: u64,
+    pub len: u32,
+    pub fin: bool,
+    pub sent_at: SimTime,
+    /// Transmissions so far (Karn: sample RTT only when 1).
+    pub tx: u32,
+    pub sacked: bool,
+    /// RFC 6675 IsLost, recomputed on each ACK in SACK recovery.
+    pub lost: bool,
+}
+
+impl Outstanding {
+    pub fn end(&self) -> u64 {
+        self.seq + self.len as u64 + self.fin as u64
+    }
+}
+
+/// Per-connection sender counters, for flow records.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct SenderStats {
+    pub data_segments_sent: u64,
+    pub retransmits: u64,
+    pub timeouts: u64,
+    pub fast_retransmits: u64,
+    pub ecn_reductions: u64,
+    pub max_cwnd: u64,
+}
+
+pub struct Sender {
+    pub w: Window,
+    pub cc: AnyCc,
+    pub rtt: RttEstimator,
+    pub(crate) kind: RecoveryKind,
+    pub(crate) dupthresh: u32,
+    limited_transmit: bool,
+    sack: bool,
+    timestamps: bool,
+    /// Oldest unacknowledged sequence number.
+    pub snd_una: u64,
+    /// Next sequence number to send (moves back to snd_una after an RTO: go-back-N).
+    pub snd_nxt: u64,
+    /// One past the highest sequence number ever sent.
+    pub snd_max: u64,
+    /// One past the last byte the application has written.
+    data_end: u64,
+    fin_requested: bool,
+    /// Peer's advertised window.
+    pub peer_wnd: u64,
+    pub(crate) mss: u32,
+    pub(crate) outstanding: VecDeque<Outstanding>,
+    pub dupacks: u32,
+    pub in_recovery: bool,
+    /// NewReno `recover` / RFC 6675 RecoveryPoint: snd_max when recovery (or an RTO) began.
+    pub recover: u64,
+    /// RFC 6675 HighRxt: one past the highest sequence retransmitted in this recovery.
+    pub(crate) high_rxt: u64,
+    /// RFC 6582 §3.2 (5): the timer is reset only on the first partial ACK ("Impatient").
+    pub(crate) partial_acks: u32,
+    rto_at: Option<SimTime>,
+    /// Last time new or retransmitted data left (RFC 5681 §4.1 idle detection).
+    last_send: Option<SimTime>,
+    /// RFC 3168 §6.1.2: react to ECE at most once per window of data.
+    ecn_recover: u64,
+    /// Set CWR on the next new data segment.
+    pub cwr_pending: bool,
+    /// Sequence range of the current initial/restart window and whether loss hit it.
+    window_probe: Option<(u64, u64)>,
+    /// Loss detected in the initial/restart window: bytes sent in it (for the IW policy).
+    pub(crate) iw_loss: Option<u64>,
+    /// Set when `iw_loss` was newly found; the endpoint drains it to the policy.
+    pub(crate) iw_loss_new: bool,
+    pub any_loss: bool,
+    pub stats: SenderStats,
+}
+
+impl Sender {
+    pub fn new(cfg: &TcpConfig, sack: bool, timestamps: bool) -> Self {
+        let mss = cfg.mss as u64;
+        Sender {
+            w: Window { cwnd: mss, ssthresh: cfg.initial_ssthresh, mss, abc_l: cfg.abc_l, bytes_acked: 0 },
+            cc: cfg.cc.build(),
+            rtt: RttEstimator::new(cfg.initial_rto, cfg.min_rto, cfg.max_rto, cfg.granularity),
+            kind: cfg.recovery,
+            dupthresh: cfg.dupthresh,
+            limited_transmit: cfg.limited_transmit,
+            sack,
+            timestamps,
+            snd_una: 1,
+            snd_nxt: 1,
+            snd_max: 1,
+            data_end: 1,
+            fin_requested: false,
+            peer_wnd: u64::MAX,
+            mss: cfg.mss,
+            outstanding: VecDeque::new(),
+            dupacks: 0,
+            in_recovery: false,
+            recover: 0,
+            high_rxt: 0,
+            partial_acks: 0,
+            rto_at: None,
+            last_send: None,
+            ecn_recover: 0,
+            cwr_pending: false,
+            window_probe: None,
+            iw_loss: None,
+            iw_loss_new: false,
+            any_loss: false,
+            stats: SenderStats::default(),
+        }
+    }
+
+    /// Sets cwnd to the initial window and notes its sequence range (RFC 6928 §4 fallback).
+    pub fn start(&mut self, iw_bytes: u64) {
+        self.w.cwnd = iw_bytes;
+        self.stats.max_cwnd = self.stats.max_cwnd.max(iw_bytes);
+        self.window_probe = Some((self.snd_nxt, self.snd_nxt + iw_bytes));
+    }
+
+    /// The application writes `bytes` more.
+    pub fn write(&mut self, bytes: u64) {
+        debug_assert!(!self.fin_requested, "write after close");
+        self.data_end += bytes;
+    }
+    /// The application closes: a FIN follows the last byte.
+    pub fn request_fin(&mut self) {
+        self.fin_requested = true;
+    }
+    /// All data and the FIN (if any) acknowledged.
+    pub fn all_acked(&self) -> bool {
+        self.snd_una == self.data_end + self.fin_requested as u64
+    }
+    pub fn fin_acked(&self) -> bool {
+        self.fin_requested && self.snd_una > self.data_end
+    }
+    pub fn bytes_written(&self) -> u64 {
+        self.data_end - 1
+    }
+    pub fn rto_deadline(&self) -> Option<SimTime> {
+        self.rto_at
+    }
+    /// RFC 5681 FlightSize: data sent and not yet acknowledged.
+    pub fn flight_size(&self) -> u64 {
+        self.snd_nxt.max(self.snd_una) - self.snd_una
+    }
+
+    /// RFC 5681 §4.1: has the sender been idle (nothing in flight) longer than one RTO?
+    pub fn idle_restart_due(&self, now: SimTime) -> bool {
+        self.snd_una == self.snd_max
+            && self.has_new_data()
+            && self.last_send.is_some_and(|t| now.saturating_since(t) > self.rtt.rto())
+    }
+
+    /// Applies the restart window: cwnd = min(RW, cwnd), RW = min(IW, cwnd).
+    pub fn restart_after_idle(&mut self, rw_iw: u64, now: SimTime) {
+        self.w.cwnd = self.w.cwnd.min(rw_iw);
+        self.cc.on_idle_restart(&mut self.w, now);
+        self.window_probe = Some((self.snd_nxt, self.snd_nxt + self.w.cwnd));
+        self.iw_loss = None;
+    }
+
+    fn has_new_data(&self) -> bool {
+        self.snd_max < self.data_end || (self.fin_requested && self.snd_max == self.data_end)
+    }
+
+    fn note_loss(&mut self) {
+        self.any_loss = true;
+        if let Some((start, end)) = self.window_probe {
+            if self.snd_una < end && self.iw_loss.is_none() {
+                self.iw_loss = Some(self.snd_max.min(end) - start);
+                self.iw_loss_new = true;
+            }
+        }
+    }
+
+    /// Processes the ACK fields of an arriving segment. Transmission is left to `transmit`.
+    pub fn on_ack(&mut self, now: SimTime, seg: &Segment, ecn: bool, out: &mut Vec<TxSeg>) {
+        let ack = seg.ack;
+        if ack > self.snd_max {
+            return; // acknowledges something never sent: ignore (RFC 9293 §3.10.7.4)
+        }
+        self.peer_wnd = seg.wnd;
+        if self.sack && !seg.sack.is_empty() {
+            self.update_scoreboard(seg);
+        }
+        if ecn && seg.flags.contains(super::segment::Flags::ECE) {
+            self.on_ece(now);
+        }
+        if ack > self.snd_una {
+            self.on_new_ack(now, seg, out);
+        } else if ack == self.snd_una && seg.len == 0 && !seg.is_syn() && !seg.is_fin() && self.snd_max > self.snd_una {
+            // RFC 5681 §2 DUPLICATE ACKNOWLEDGMENT (conditions a–d).
+            self.dupacks += 1;
+            recovery::on_dupack(self, now, out);
+        }
+    }
+
+    fn on_new_ack(&mut self, now: SimTime, seg: &Segment, out: &mut Vec<TxSeg>) {
+        let ack = seg.ack;
+        let acked = ack - self.snd_una;
+        let flight_before = self.flight_size();
+        // Pop what is now cumulatively acknowledged; RTT from the newest segment sent once.
+        let mut sample = None;
+        while let Some(front) = self.outstanding.front() {
+            if front.end() <= ack {
+                if front.tx == 1 {
+                    sample = Some(now - front.sent_at);
+                }
+                self.outstanding.pop_front();
+            } else {
+                if front.seq < ack {
+                    // Partially acknowledged segment (rare: our segments sit on an MSS grid).
+                    let f = self.outstanding.front_mut().unwrap();
+                    let cut = (ack - f.seq) as u32;
+                    f.seq = ack;
+                    f.len = f.len.saturating_sub(cut);
+                }
+                break;
+            }
+        }
+        if self.timestamps {
+            // RFC 7323 §4.1: RTT from the echoed timestamp (immune to retransmission ambiguity).
+            sample = match seg.ts {
+                Some((_, ecr)) if ecr != 0 => {
+                    Some(SimDuration::from_micros(ts_value(now).wrapping_sub(ecr) as u64))
+                }
+                _ => None,
+            };
+        }
+        if let Some(r) = sample {
+            self.rtt.sample(r);
+        }
+        self.snd_una = ack;
+        if self.snd_nxt < ack {
+            self.snd_nxt = ack;
+        }
+        if self.window_probe.is_some_and(|(_, end)| ack >= end) {
+            self.window_probe = None;
+        }
+        let info = AckInfo { now, acked, flight_before, srtt: self.rtt.srtt(), min_rtt: self.rtt.min_rtt() };
+        if self.in_recovery {
+            recovery::on_ack_in_recovery(self, now, acked, out);
+        } else {
+            self.dupacks = 0;
+            self.cc.on_ack(&mut self.w, &info);
+        }
+        self.stats.max_cwnd = self.stats.max_cwnd.max(self.w.cwnd);
+        // RFC 6298 (5.2)/(5.3): stop the timer when all is acknowledged, else restart it
+        // (in NewReno recovery only on the first partial ACK, RFC 6582 §3.2 (5)).
+        if self.snd_una == self.snd_max {
+            self.rto_at = None;
+        } else if !self.in_recovery || self.kind != RecoveryKind::NewReno || self.partial_acks <= 1 {
+            self.arm_rto(now);
+        }
+    }
+
+    fn on_ece(&mut self, now: SimTime) {
+        // RFC 3168 §6.1.2: at most one reduction per window; not again while recovering.
+        if self.in_recovery || self.snd_una < self.ecn_recover {
+            return;
+        }
+        let flight = self.flight_size();
+        self.w.ssthresh = self.cc.ssthresh_on_loss(&self.w, flight, now);
+        self.w.cwnd = self.w.ssthresh.max(self.w.mss);
+        self.ecn_recover = self.snd_max;
+        self.cwr_pending = true;
+        self.stats.ecn_reductions += 1;
+    }
+
+    /// RFC 2018: mark outstanding segments covered by the ACK's SACK blocks.
+    fn update_scoreboard(&mut self, seg: &Segment) {
+        for &(s, e) in seg.sack.as_slice() {
+            if e <= self.snd_una {
+                continue;
+            }
+            let from = self.outstanding.partition_point(|o| o.end() <= s);
+            for o in self.outstanding.range_mut(from..) {
+                if o.seq >= e {
+                    break;
+                }
+                if o.seq >= s && o.end() <= e {
+                    o.sacked = true;
+                }
+            }
+        }
+    }
+
+    pub(crate) fn arm_rto(&mut self, now: SimTime) {
+        self.rto_at = Some(now + self.rtt.rto());
+    }
+
+    /// Enters fast retransmit: the caller (a recovery variant) has set ssthresh/cwnd.
+    pub(crate) fn enter_recovery(&mut self) {
+        self.in_recovery = true;
+        self.recover = self.snd_max;
+        self.high_rxt = self.snd_una;
+        self.partial_acks = 0;
+        self.stats.fast_retransmits += 1;
+        self.note_loss();
+    }
+
+    /// Leaves recovery and tells the controller.
+    pub(crate) fn exit_recovery(&mut self, now: SimTime) {
+        self.in_recovery = false;
+        self.dupacks = 0;
+        self.cc.on_recovery_exit(&mut self.w, now);
+    }
+
+    /// The first unacknowledged segment, for retransmission.
+    pub(crate) fn first_unacked(&self) -> Option<TxSeg> {
+        self.outstanding.front().map(|o| TxSeg { seq: o.seq, len: o.len, fin: o.fin, retransmit: true })
+    }
+
+    /// Queues a retransmission of the outstanding segment starting at `seq`.
+    pub(crate) fn retransmit(&mut self, now: SimTime, seq: u64, out: &mut Vec<TxSeg>) {
+        let i = self.outstanding.partition_point(|o| o.seq < seq);
+        let Some(o) = self.outstanding.get_mut(i) else { return };
+        o.sent_at = now;
+        o.tx += 1;
+        let tx = TxSeg { seq: o.seq, len: o.len, fin: o.fin, retransmit: true };
+        let end = o.end();
+        self.high_rxt = self.high_rxt.max(end);
+        self.stats.retransmits += 1;
+        self.stats.data_segments_sent += (tx.len > 0) as u64;
+        self.last_send = Some(now);
+        if self.rto_at.is_none() {
+            self.arm_rto(now);
+        }
+        out.push(tx);
+    }
+
+    /// The usable window's right edge: snd_una + min(cwnd (+ Limited Transmit), rwnd).
+    fn window_edge(&self) -> u64 {
+        let mut cwnd = self.w.cwnd;
+        if self.limited_transmit && !self.in_recovery && self.dupacks > 0 && self.dupacks < self.dupthresh {
+            // RFC 3042: on the first two dup ACKs one new segment each, cwnd unchanged.
+            cwnd += self.dupacks.min(2) as u64 * self.w.mss;
+        }
+        self.snd_una + cwnd.min(self.peer_wnd)
+    }
+
+    /// Sends what the window allows: go-back-N retransmissions after an RTO, then new data,
+    /// then the FIN. In SACK recovery, RFC 6675 NextSeg decides instead.
+    pub fn transmit(&mut self, now: SimTime, out: &mut Vec<TxSeg>) {
+        if self.in_recovery && self.kind == RecoveryKind::Sack {
+            recovery::sack::send_next_segments(self, now, out);
+            return;
+        }
+        loop {
+            let edge = self.window_edge();
+            if self.snd_nxt < self.snd_max {
+                // Go-back-N after an RTO: resend outstanding segments (skipping SACKed ones).
+                let i = self.outstanding.partition_point(|o| o.end() <= self.snd_nxt);
+                let Some(o) = self.outstanding.get(i) else {
+                    self.snd_nxt = self.snd_max;
+                    continue;
+                };
+                if o.sacked {
+                    self.snd_nxt = o.end();
+                    continue;
+                }
+                if o.seq + o.len as u64 > edge && o.len > 0 {
+                    return;
+                }
+                let (seq, end) = (o.seq, o.end());
+                self.retransmit(now, seq, out);
+                self.snd_nxt = end;
+                continue;
+            }
+            if !self.send_new(now, edge, out) {
+                return;
+            }
+        }
+    }
+
+    /// Sends one new segment if the window allows; false if nothing was sent.
+    pub(crate) fn send_new(&mut self, now: SimTime, edge: u64, out: &mut Vec<TxSeg>) -> bool {
+        if self.snd_nxt < self.data_end {
+            let len = (self.data_end - self.snd_nxt).min(self.mss as u64);
+            if self.snd_nxt + len > edge {
+                return false;
+            }
+            // A FIN rides on the segment carrying the last byte when the app already closed.
+            let fin = self.fin_requested && self.snd_nxt + len == self.data_end;
+            self.push_new(now, len as u32, fin, out);
+            true
+        } else if self.fin_requested && self.snd_nxt == self.data_end {
+            self.push_new(now, 0, true, out);
+            true
+        } else {
+            false
+        }
+    }
+
+    fn push_new(&mut self, now: SimTime, len: u32, fin: bool, out: &mut Vec<TxSeg>) {
+        let seq = self.snd_nxt;
+        self.outstanding.push_back(Outstanding { seq, len, fin, sent_at: now, tx: 1, sacked: false, lost: false });
+        self.snd_nxt += len as u64 + fin as u64;
+        self.snd_max = self.snd_max.max(self.snd_nxt);
+        self.stats.data_segments_sent += (len > 0) as u64;
+        self.last_send = Some(now);
+        // RFC 6298 (5.1): start the timer when sending data if it is not running.
+        if self.rto_at.is_none() {
+            self.arm_rto(now);
+        }
+        out.push(TxSeg { seq, len, fin, retransmit: false });
+    }
+
+    /// RFC 6298 (5.4)–(5.6) and RFC 5681 §3.1: the retransmission timer expired.
+    pub fn on_rto(&mut self, now: SimTime, out: &mut Vec<TxSeg>) {
+        self.rto_at = None;
+        if self.snd_una == self.snd_max {
+            return;
+        }
+        self.stats.timeouts += 1;
+        self.note_loss();
+        let flight = self.flight_size();
+        // RFC 5681 (4): ssthresh = max(FlightSize/2, 2*SMSS); cwnd = LW = 1 SMSS.
+        self.w.ssthresh = self.cc.ssthresh_on_rto(&self.w, flight, now);
+        self.w.cwnd = self.w.mss;
+        self.w.bytes_acked = 0;
+        self.in_recovery = false;
+        self.dupacks = 0;
+        // RFC 6582 §4: remember the highest sequence sent so that dup ACKs caused by the
+        // go-back-N retransmissions do not trigger another fast retransmit.
+        self.recover = self.snd_max;
+        self.high_rxt = self.snd_una;
+        self.rtt.on_timeout();
+        // Go back N: resend from the first unacknowledged segment.
+        self.snd_nxt = self.snd_una;
+        self.arm_rto(now);
+        self.transmit(now, out);
+    }
+
+    /// Time since the last transmission, for tests and records.
+    pub fn last_send(&self) -> Option<SimTime> {
+        self.last_send
+    }
+
+    /// Segments outstanding, for invariants.
+    pub fn outstanding_segments(&self) -> usize {
+        self.outstanding.len()
+    }
+
+}
