@@ -62,8 +62,9 @@ impl RttEstimator {
     /// The timer value to arm now: backed-off, clamped to [min, max] (RFC 6298 (2.4), (2.5)),
     /// rounded up to the clock granularity.
     pub fn rto(&self) -> SimDuration {
-        let backed = self.base_rto.saturating_mul(1u64 << self.backoff.min(40));
-        backed.max(self.min_rto).min(self.max_rto).round_up_to(self.granularity)
+        // (2.4) clamps the computed RTO; (5.5) doubles the RTO in force, i.e. the clamped one.
+        let clamped = self.base_rto.max(self.min_rto);
+        clamped.saturating_mul(1u64 << self.backoff.min(40)).min(self.max_rto).round_up_to(self.granularity)
     }
 
     /// RFC 6298 (5.5): the timer expired; back off (double) the RTO.
@@ -151,6 +152,14 @@ mod tests {
             e.on_timeout();
         }
         assert_eq!(seen, vec![1000, 2000, 4000, 8000, 16000, 32000, 60000, 60000]);
+    }
+
+    #[test]
+    fn backoff_doubles_the_clamped_rto() {
+        let mut e = rfc(1000, 1000);
+        e.sample(ms(100)); // computed 300 ms, clamped to 1 s
+        e.on_timeout();
+        assert_eq!(e.rto(), ms(2000));
     }
 
     #[test]

@@ -216,11 +216,10 @@ impl Sender {
         if self.sack && !seg.sack.is_empty() {
             self.update_scoreboard(seg);
         }
-        if ecn && seg.flags.contains(super::segment::Flags::ECE) {
-            self.on_ece(now);
-        }
+        // RFC 3168 §6.1.2: no cwnd increase in response to the ACK whose ECE we acted on.
+        let reduced = ecn && seg.flags.contains(super::segment::Flags::ECE) && self.on_ece(now);
         if ack > self.snd_una {
-            self.on_new_ack(now, seg, out);
+            self.on_new_ack(now, seg, !reduced, out);
         } else if ack == self.snd_una && seg.len == 0 && !seg.is_syn() && !seg.is_fin() && self.snd_max > self.snd_una {
             // RFC 5681 §2 DUPLICATE ACKNOWLEDGMENT (conditions a–d).
             self.dupacks += 1;
@@ -228,7 +227,7 @@ impl Sender {
         }
     }
 
-    fn on_new_ack(&mut self, now: SimTime, seg: &Segment, out: &mut Vec<TxSeg>) {
+    fn on_new_ack(&mut self, now: SimTime, seg: &Segment, grow: bool, out: &mut Vec<TxSeg>) {
         let ack = seg.ack;
         let acked = ack - self.snd_una;
         let flight_before = self.flight_size();
@@ -275,7 +274,9 @@ impl Sender {
             recovery::on_ack_in_recovery(self, now, acked, out);
         } else {
             self.dupacks = 0;
-            self.cc.on_ack(&mut self.w, &info);
+            if grow {
+                self.cc.on_ack(&mut self.w, &info);
+            }
         }
         self.stats.max_cwnd = self.stats.max_cwnd.max(self.w.cwnd);
         // RFC 6298 (5.2)/(5.3): stop the timer when all is acknowledged, else restart it
@@ -287,10 +288,11 @@ impl Sender {
         }
     }
 
-    fn on_ece(&mut self, now: SimTime) {
+    /// Reacts to an ECN echo; true if cwnd was reduced.
+    fn on_ece(&mut self, now: SimTime) -> bool {
         // RFC 3168 §6.1.2: at most one reduction per window; not again while recovering.
         if self.in_recovery || self.snd_una < self.ecn_recover {
-            return;
+            return false;
         }
         let flight = self.flight_size();
         self.w.ssthresh = self.cc.ssthresh_on_loss(&self.w, flight, now);
@@ -298,6 +300,7 @@ impl Sender {
         self.ecn_recover = self.snd_max;
         self.cwr_pending = true;
         self.stats.ecn_reductions += 1;
+        true
     }
 
     /// RFC 2018: mark outstanding segments covered by the ACK's SACK blocks.

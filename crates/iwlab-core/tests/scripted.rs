@@ -1,0 +1,360 @@
+//! Segment-scripted tests: one endpoint driven ACK by ACK, checking the exact window
+//! arithmetic of loss recovery, timers and restarts against the RFC text.
+//! MSS is 1000 bytes so that windows read as segment counts ×1000.
+
+use iwlab_core::engine::{SimDuration, SimTime};
+use iwlab_core::tcp::config::{RecoveryKind, TcpConfig};
+use iwlab_core::tcp::endpoint::{Endpoint, Outbox};
+use iwlab_core::tcp::iw::{AnyIw, IwConfig};
+use iwlab_core::tcp::segment::{Flags, SackBlocks, Segment};
+
+const MSS: u64 = 1000;
+
+struct Script {
+    ep: Endpoint,
+    iw: AnyIw,
+    out: Outbox,
+    now: SimTime,
+}
+
+/// seq of the k-th data segment (1-based).
+fn s(k: u64) -> u64 {
+    1 + (k - 1) * MSS
+}
+
+impl Script {
+    /// A client that completed its handshake at t = 100 ms (RTT 100 ms) and has
+    /// written `segments` segments with IW `iw`.
+    fn sender(recovery: RecoveryKind, sack: bool, iw: u32, segments: u64) -> (Script, Vec<Segment>) {
+        let cfg = TcpConfig {
+            mss: MSS as u32,
+            recovery,
+            sack,
+            delayed_ack: None,
+            ..TcpConfig::default()
+        };
+        let mut sc = Script {
+            ep: Endpoint::client(&cfg, 1, None),
+            iw: IwConfig::Fixed { segments: iw }.build(),
+            out: Outbox::default(),
+            now: SimTime::ZERO,
+        };
+        sc.ep.connect(sc.now, &mut sc.out);
+        sc.out.clear();
+        sc.ep.write(sc.now, segments * MSS, &mut sc.iw, &mut sc.out);
+        sc.now = SimTime::ZERO + SimDuration::from_millis(100);
+        let synack = Segment {
+            seq: 0,
+            ack: 1,
+            flags: Flags::SYN | Flags::ACK,
+            wnd: 1 << 30,
+            sack_permitted: sack,
+            ..Default::default()
+        };
+        let sent = sc.feed(synack);
+        (sc, sent)
+    }
+
+    fn feed(&mut self, seg: Segment) -> Vec<Segment> {
+        self.out.clear();
+        self.ep.on_segment(self.now, &seg, false, &mut self.iw, &mut self.out);
+        self.out.segments.iter().map(|(s, _)| s.clone()).collect()
+    }
+
+    fn ack(&mut self, ack: u64) -> Vec<Segment> {
+        self.ack_sack(ack, &[])
+    }
+
+    fn ack_sack(&mut self, ack: u64, blocks: &[(u64, u64)]) -> Vec<Segment> {
+        let mut sack = SackBlocks::default();
+        for &(a, b) in blocks {
+            sack.push(a, b);
+        }
+        self.now += SimDuration::from_micros(10);
+        self.feed(Segment { seq: 1, ack, flags: Flags::ACK, wnd: 1 << 30, sack, ..Default::default() })
+    }
+
+    fn advance(&mut self, d: SimDuration) -> Vec<Segment> {
+        self.now += d;
+        self.out.clear();
+        if self.ep.next_timeout().is_some_and(|t| t <= self.now) {
+            self.ep.on_timer(self.now, &mut self.iw, &mut self.out);
+        }
+        self.out.segments.iter().map(|(s, _)| s.clone()).collect()
+    }
+
+    fn cwnd(&self) -> u64 {
+        self.ep.sender.w.cwnd
+    }
+    fn ssthresh(&self) -> u64 {
+        self.ep.sender.w.ssthresh
+    }
+}
+
+fn seqs(v: &[Segment]) -> Vec<u64> {
+    v.iter().filter(|s| s.len > 0).map(|s| (s.seq - 1) / MSS + 1).collect()
+}
+
+/// Segment 2 of a 10-segment IW is lost; segments 3..=10 each produce a duplicate ACK.
+fn one_drop(kind: RecoveryKind, sack: bool) -> Script {
+    let (mut sc, first) = Script::sender(kind, sack, 10, 40);
+    assert_eq!(seqs(&first), (1..=10).collect::<Vec<_>>(), "the IW is 10 segments");
+    // ACK of segment 1: slow start, cwnd 11, two new segments (11, 12).
+    assert_eq!(seqs(&sc.ack(s(2))), vec![11, 12]);
+    assert_eq!(sc.cwnd(), 11 * MSS);
+    // Dup ACKs for segments 3, 4: nothing (no Limited Transmit); 5: fast retransmit of 2.
+    for k in 3..=4 {
+        let blocks = [(s(3), s(k + 1))];
+        assert!(seqs(&sc.ack_sack(s(2), if sack { &blocks } else { &[] })).is_empty());
+    }
+    let blocks = [(s(3), s(6))];
+    let fr = sc.ack_sack(s(2), if sack { &blocks } else { &[] });
+    assert_eq!(seqs(&fr)[0], 2, "third duplicate ACK retransmits the lost segment");
+    assert!(fr[0].retransmit);
+    // FlightSize at the third dup ACK = 12 − 1 = 11 segments ⇒ ssthresh = 5500.
+    assert_eq!(sc.ssthresh(), 5500);
+    sc
+}
+
+#[test]
+fn reno_one_drop_sets_ssthresh_to_half_the_flight_inflates_by_3_and_deflates_to_ssthresh() {
+    let mut sc = one_drop(RecoveryKind::Reno, false);
+    assert_eq!(sc.cwnd(), 5500 + 3 * MSS, "cwnd = ssthresh + 3*SMSS");
+    // Seven more duplicates (segments 6..=12): +1 SMSS each; new data once cwnd allows.
+    let mut new = vec![];
+    for _ in 6..=12 {
+        new.extend(seqs(&sc.ack(s(2))));
+    }
+    assert_eq!(sc.cwnd(), 5500 + 10 * MSS);
+    // snd_una + cwnd = 1 + 15500: segments 13..=16 now fit.
+    assert_eq!(new, vec![13, 14, 15, 16]);
+    // The retransmission is ACKed up to 12: deflate to ssthresh, leave recovery.
+    sc.ack(s(13));
+    assert_eq!(sc.cwnd(), 5500);
+    assert!(!sc.ep.sender.in_recovery);
+    assert_eq!(sc.ep.sender.stats.fast_retransmits, 1);
+}
+
+#[test]
+fn newreno_one_drop_leaves_the_same_windows_as_reno() {
+    let mut sc = one_drop(RecoveryKind::NewReno, false);
+    assert_eq!(sc.cwnd(), 8500);
+    for _ in 6..=12 {
+        sc.ack(s(2));
+    }
+    sc.ack(s(13));
+    assert_eq!((sc.cwnd(), sc.ssthresh()), (5500, 5500));
+    assert!(!sc.ep.sender.in_recovery);
+}
+
+#[test]
+fn sack_one_drop_sets_cwnd_to_ssthresh_and_sends_by_pipe() {
+    let mut sc = one_drop(RecoveryKind::Sack, true);
+    // RFC 6675 (4.2): cwnd = ssthresh = FlightSize/2.
+    assert_eq!((sc.cwnd(), sc.ssthresh()), (5500, 5500));
+    // pipe after the retransmission: segments 6..=12 (7 not SACKed, not lost) + the
+    // retransmitted 2 = 8 segments > cwnd: nothing new until SACKs shrink pipe.
+    let mut new = vec![];
+    for k in 6..=12 {
+        new.extend(seqs(&sc.ack_sack(s(2), &[(s(3), s(k + 1))])));
+    }
+    // After all 10 SACKed, pipe = 1 (retransmission) + new ones; cwnd 5.5 allows 4 new.
+    assert_eq!(new, vec![13, 14, 15, 16]);
+    sc.ack(s(13));
+    assert!(!sc.ep.sender.in_recovery);
+    assert_eq!(sc.cwnd(), 5500);
+}
+
+/// Segments 2 and 5 of the IW are lost.
+fn two_drops(kind: RecoveryKind, sack: bool) -> (Script, Vec<u64>) {
+    let (mut sc, _) = Script::sender(kind, sack, 10, 40);
+    let mut sent = seqs(&sc.ack(s(2))); // 11, 12
+    let arrived = [3, 4, 6, 7, 8, 9, 10, 11, 12];
+    let mut sacked: Vec<(u64, u64)> = vec![];
+    for &k in &arrived {
+        // merge SACK ranges of what arrived above the hole at 2
+        match sacked.last_mut() {
+            Some(r) if r.1 == s(k) => r.1 = s(k + 1),
+            _ => sacked.push((s(k), s(k + 1))),
+        }
+        let blocks: Vec<(u64, u64)> = sacked.iter().rev().copied().collect();
+        sent.extend(seqs(&sc.ack_sack(s(2), if sack { &blocks } else { &[] })));
+    }
+    (sc, sent)
+}
+
+#[test]
+fn newreno_two_drops_retransmits_the_second_on_the_partial_ack() {
+    let (mut sc, sent) = two_drops(RecoveryKind::NewReno, false);
+    assert_eq!(sent[..3], [11, 12, 2]);
+    assert_eq!(sc.ep.sender.recover, s(13), "recover = highest sequence sent");
+    let cwnd = sc.cwnd();
+    // The retransmitted 2 arrives: partial ACK up to 4 (segment 5 still missing).
+    let on_partial = sc.ack(s(5));
+    assert_eq!(seqs(&on_partial)[0], 5, "RFC 6582: retransmit the first unacknowledged segment at once");
+    // Deflate by the 3 segments acknowledged, add back one SMSS.
+    assert_eq!(sc.cwnd(), cwnd - 3 * MSS + MSS);
+    assert!(sc.ep.sender.in_recovery, "a partial ACK does not end NewReno recovery");
+    sc.ack(s(13 + (seqs(&on_partial).len() as u64 - 1)));
+    assert!(!sc.ep.sender.in_recovery);
+    assert_eq!(sc.cwnd(), 5500);
+    assert_eq!(sc.ep.sender.stats.timeouts, 0);
+    assert_eq!(sc.ep.sender.stats.fast_retransmits, 1);
+}
+
+#[test]
+fn reno_two_drops_leaves_recovery_on_the_partial_ack() {
+    let (mut sc, _) = two_drops(RecoveryKind::Reno, false);
+    let after = sc.ack(s(5));
+    assert!(!sc.ep.sender.in_recovery, "Reno exits on any ACK of new data");
+    assert_eq!(sc.cwnd(), 5500);
+    assert!(!seqs(&after).contains(&5), "Reno does not retransmit on a partial ACK");
+    // Segment 5 is only repaired by three further duplicates (a second halving) or by the RTO.
+    for _ in 0..3 {
+        sc.ack(s(5));
+    }
+    // Nine dup ACKs inflated cwnd to 14.5 segments and released 13, 14, 15; after the partial
+    // ACK 11 segments (5..=15) are in flight, so the second halving gives ssthresh 5.5 again.
+    assert_eq!(sc.ep.sender.stats.fast_retransmits, 2);
+    assert_eq!((sc.ssthresh(), sc.cwnd()), (5500, 8500));
+}
+
+#[test]
+fn sack_two_drops_repairs_both_holes_before_any_cumulative_ack() {
+    let (sc, sent) = two_drops(RecoveryKind::Sack, true);
+    let rtx: Vec<u64> = sent.iter().copied().filter(|&k| k <= 10).collect();
+    assert_eq!(rtx, vec![2, 5], "both holes retransmitted while the cumulative ACK is stuck at 2");
+    assert_eq!(sc.ep.sender.stats.timeouts, 0);
+    assert_eq!(sc.ep.sender.stats.fast_retransmits, 1);
+}
+
+#[test]
+fn the_rto_doubles_on_each_expiry_and_the_loss_window_is_one_segment() {
+    let (mut sc, _) = Script::sender(RecoveryKind::NewReno, false, 4, 4);
+    // RTT sample from the SYN: 100 ms ⇒ RTO = max(1 s, 100 + 4*50 ms) = 1 s.
+    let mut times = vec![];
+    for _ in 0..4 {
+        let deadline = sc.ep.next_timeout().unwrap();
+        times.push((deadline - sc.now).as_nanos() / 1_000_000);
+        sc.now = deadline;
+        sc.out.clear();
+        sc.ep.on_timer(sc.now, &mut sc.iw, &mut sc.out);
+        assert_eq!(seqs(&sc.out.segments.iter().map(|x| x.0.clone()).collect::<Vec<_>>()), vec![1]);
+        assert_eq!(sc.cwnd(), MSS, "RFC 5681: cwnd = LW = 1 SMSS after an RTO");
+    }
+    assert_eq!(times, vec![1000, 2000, 4000, 8000]);
+    // ssthresh = max(FlightSize/2, 2*SMSS): 4 segments at the first timeout, 1 afterwards.
+    assert_eq!(sc.ssthresh(), 2 * MSS);
+}
+
+#[test]
+fn the_rto_is_clamped_to_the_configured_minimum() {
+    let cfg = TcpConfig { mss: 1000, min_rto: SimDuration::from_millis(200), ..TcpConfig::default() };
+    let mut ep = Endpoint::client(&cfg, 1, None);
+    let (mut out, mut iw) = (Outbox::default(), IwConfig::Fixed { segments: 2 }.build());
+    ep.connect(SimTime::ZERO, &mut out);
+    ep.write(SimTime::ZERO, 1000, &mut iw, &mut out);
+    let t = SimTime::ZERO + SimDuration::from_millis(10);
+    let synack = Segment { ack: 1, flags: Flags::SYN | Flags::ACK, wnd: 1 << 20, ..Default::default() };
+    ep.on_segment(t, &synack, false, &mut iw, &mut out);
+    // SRTT 10 ms, RTTVAR 5 ms ⇒ 30 ms, clamped up to min RTO 200 ms.
+    assert_eq!(ep.next_timeout(), Some(t + SimDuration::from_millis(200)));
+}
+
+#[test]
+fn karn_no_rtt_sample_from_an_acknowledged_retransmission() {
+    let (mut sc, _) = Script::sender(RecoveryKind::NewReno, false, 1, 1);
+    let srtt = sc.ep.sender.rtt.srtt();
+    sc.advance(SimDuration::from_secs(1)); // RTO: segment 1 retransmitted
+    sc.now += SimDuration::from_millis(1);
+    sc.ack(s(2)); // ambiguous ACK 1 ms after the retransmission
+    assert_eq!(sc.ep.sender.rtt.srtt(), srtt, "no sample taken");
+    // The backed-off RTO is kept until a valid sample (RFC 6298 (5.7)).
+    assert_eq!(sc.ep.sender.rtt.backoff(), 1);
+}
+
+#[test]
+fn after_an_idle_period_longer_than_the_rto_cwnd_restarts_at_the_iw() {
+    let (mut sc, first) = Script::sender(RecoveryKind::NewReno, false, 3, 9);
+    assert_eq!(first.len(), 3);
+    for k in 2..=10 {
+        sc.ack(s(k));
+    }
+    assert_eq!(sc.ep.sender.snd_una, s(10));
+    let grown = sc.cwnd();
+    assert!(grown > 3 * MSS);
+    // Idle for 2 s (RTO is 1 s), then the application writes 20 segments.
+    sc.now += SimDuration::from_secs(2);
+    sc.out.clear();
+    sc.ep.write(sc.now, 20 * MSS, &mut sc.iw, &mut sc.out);
+    assert_eq!(sc.out.segments.len(), 3, "RFC 5681 §4.1: cwnd = min(IW, cwnd)");
+}
+
+#[test]
+fn without_idle_restart_the_grown_cwnd_is_kept() {
+    let cfg = TcpConfig { mss: 1000, restart_after_idle: false, delayed_ack: None, ..TcpConfig::default() };
+    let mut ep = Endpoint::client(&cfg, 1, None);
+    let (mut out, mut iw) = (Outbox::default(), IwConfig::Fixed { segments: 3 }.build());
+    ep.connect(SimTime::ZERO, &mut out);
+    ep.write(SimTime::ZERO, 9000, &mut iw, &mut out);
+    let mut t = SimTime::ZERO + SimDuration::from_millis(100);
+    let synack = Segment { ack: 1, flags: Flags::SYN | Flags::ACK, wnd: 1 << 20, ..Default::default() };
+    ep.on_segment(t, &synack, false, &mut iw, &mut out);
+    for ack in (2..=10).map(s) {
+        t += SimDuration::from_millis(1);
+        ep.on_segment(t, &Segment { seq: 1, ack, flags: Flags::ACK, wnd: 1 << 20, ..Default::default() }, false, &mut iw, &mut out);
+    }
+    out.clear();
+    ep.write(t + SimDuration::from_secs(2), 20_000, &mut iw, &mut out);
+    assert_eq!(out.segments.len(), 12, "cwnd grew from 3 to 12 segments and is kept");
+}
+
+#[test]
+fn limited_transmit_sends_one_new_segment_on_each_of_the_first_two_dup_acks() {
+    let cfg = TcpConfig { mss: 1000, limited_transmit: true, delayed_ack: None, ..TcpConfig::default() };
+    let mut ep = Endpoint::client(&cfg, 1, None);
+    let (mut out, mut iw) = (Outbox::default(), IwConfig::Fixed { segments: 4 }.build());
+    ep.connect(SimTime::ZERO, &mut out);
+    ep.write(SimTime::ZERO, 20_000, &mut iw, &mut out);
+    let t = SimTime::ZERO + SimDuration::from_millis(100);
+    let synack = Segment { ack: 1, flags: Flags::SYN | Flags::ACK, wnd: 1 << 20, ..Default::default() };
+    ep.on_segment(t, &synack, false, &mut iw, &mut out);
+    let dup = Segment { seq: 1, ack: 1, flags: Flags::ACK, wnd: 1 << 20, ..Default::default() };
+    let mut got = vec![];
+    for _ in 0..2 {
+        out.clear();
+        ep.on_segment(t, &dup, false, &mut iw, &mut out);
+        got.push(seqs(&out.segments.iter().map(|x| x.0.clone()).collect::<Vec<_>>()));
+    }
+    assert_eq!(got, vec![vec![5], vec![6]], "RFC 3042");
+    assert_eq!(ep.sender.w.cwnd, 4000, "cwnd unchanged by Limited Transmit");
+}
+
+#[test]
+fn ecn_echo_halves_cwnd_once_per_window_and_sets_cwr() {
+    let cfg = TcpConfig { mss: 1000, ecn: true, delayed_ack: None, ..TcpConfig::default() };
+    let mut ep = Endpoint::client(&cfg, 1, None);
+    let (mut out, mut iw) = (Outbox::default(), IwConfig::Fixed { segments: 10 }.build());
+    ep.connect(SimTime::ZERO, &mut out);
+    assert!(out.segments[0].0.flags.contains(Flags::ECE | Flags::CWR), "ECN-setup SYN");
+    ep.write(SimTime::ZERO, 40_000, &mut iw, &mut out);
+    let t = SimTime::ZERO + SimDuration::from_millis(100);
+    let synack = Segment { ack: 1, flags: Flags::SYN | Flags::ACK | Flags::ECE, wnd: 1 << 20, ..Default::default() };
+    out.clear();
+    ep.on_segment(t, &synack, false, &mut iw, &mut out);
+    assert!(out.segments.iter().all(|(_, e)| *e == iwlab_core::net::packet::Ecn::Ect0), "data is ECT(0)");
+    let ece = |ack| Segment { seq: 1, ack, flags: Flags::ACK | Flags::ECE, wnd: 1 << 20, ..Default::default() };
+    out.clear();
+    ep.on_segment(t, &ece(s(2)), false, &mut iw, &mut out);
+    // FlightSize when the echo arrives: 10 segments ⇒ ssthresh = cwnd = 5000, and this ACK
+    // does not grow cwnd.
+    assert_eq!((ep.sender.w.ssthresh, ep.sender.w.cwnd), (5000, 5000));
+    ep.on_segment(t, &ece(s(3)), false, &mut iw, &mut out);
+    assert_eq!(ep.sender.stats.ecn_reductions, 1, "one reduction per window of data");
+    // Opening the window: the first new data segment carries CWR, later ones do not.
+    out.clear();
+    let ack = Segment { seq: 1, ack: s(8), flags: Flags::ACK, wnd: 1 << 20, ..Default::default() };
+    ep.on_segment(t, &ack, false, &mut iw, &mut out);
+    let cwr: Vec<bool> = out.segments.iter().map(|(s, _)| s.flags.contains(Flags::CWR)).collect();
+    assert!(cwr.len() >= 2 && cwr[0] && !cwr[1..].iter().any(|&c| c), "{cwr:?}");
+}
