@@ -6,3 +6,4 @@ pub mod engine;
 pub mod net;
 pub mod sim;
 pub mod tcp;
+pub mod trace;

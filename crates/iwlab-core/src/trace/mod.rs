@@ -1,0 +1,3 @@
+//! Packet traces: a libpcap writer (Ethernet/IPv4/TCP/UDP frames) and a flow filter.
+
+pub mod pcap;
