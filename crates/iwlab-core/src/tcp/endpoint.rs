@@ -58,6 +58,7 @@ impl Outbox {
 /// Handshake and receiver-side counters, for flow records.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct EndpointStats {
+    /// SYN (client) or SYN-ACK (server) retransmissions by timer expiry.
     pub syn_retransmits: u32,
     /// Initial window used, bytes (after the SYN-loss rule).
     pub iw_bytes: u64,
@@ -212,8 +213,10 @@ impl Endpoint {
                 self.send_syn(now, false, out);
             }
             State::SynReceived if seg.is_syn() && !seg.has_ack() => {
-                // The client retransmitted its SYN: our SYN-ACK (or its SYN) was lost.
-                self.retransmit_syn(now, out);
+                // The client retransmitted its SYN: answer again. Only our own timer's
+                // expirations count as SYN-ACK loss (one loss must not count twice when the
+                // duplicate SYN and our timer coincide).
+                self.send_syn(now, true, out);
             }
             State::SynReceived if seg.has_ack() && seg.ack >= 1 => {
                 if self.stats.syn_retransmits == 0 {
