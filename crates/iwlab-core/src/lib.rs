@@ -5,3 +5,4 @@
 pub mod engine;
 pub mod net;
 pub mod tcp;
+pub mod traffic;
