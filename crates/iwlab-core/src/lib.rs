@@ -7,3 +7,4 @@ pub mod net;
 pub mod sim;
 pub mod tcp;
 pub mod trace;
+pub mod traffic;

@@ -1,0 +1,2 @@
+//! Traffic generation: the random size and time distributions that applications draw from.
+pub mod dist;
