@@ -240,3 +240,32 @@ fn every_packet_is_delivered_dropped_or_in_flight_when_a_run_stops_midway() {
     assert!(sim.core.in_flight() > 0, "stopped with packets in flight");
     assert!(sim.core.acct.dropped > 0, "and with drops");
 }
+
+#[test]
+fn the_first_flight_is_limited_by_the_receivers_initial_window() {
+    // Server IW 10, client initrwnd 4 segments: the first flight is 4 segments; the window
+    // then opens by what was delivered.
+    let mut p = pair(link(10_000_000, ms(50), 1000), 1);
+    let server = TcpConfig::default();
+    let client = TcpConfig { initial_rcv_wnd: Some(4 * MSS), ..TcpConfig::default() };
+    let policy = p.sim.core.add_iw_policy(IwConfig::Fixed { segments: 10 }.build());
+    let log = Arc::new(Mutex::new(Log::default()));
+    let app = Transfer {
+        client: p.client,
+        server: p.server,
+        request: 0,
+        response: 30 * MSS,
+        client_cfg: client,
+        server_cfg: server,
+        client_iw: policy,
+        server_iw: policy,
+        log: log.clone(),
+    };
+    p.sim.add_app(Box::new(app), SimTime::ZERO);
+    run(&mut p.sim, at(ms(10_000)));
+    let log = log.lock().unwrap();
+    let first_round_end = log.established.unwrap() + ms(100);
+    let in_first: u64 = log.response_progress.iter().filter(|(t, _)| *t < first_round_end).map(|x| x.1).max().unwrap();
+    assert_eq!(in_first, 4 * MSS);
+    assert!(log.response_done.is_some());
+}

@@ -56,8 +56,13 @@ pub struct TcpConfig {
     pub timestamps: bool,
     /// `None` ACKs every segment.
     pub delayed_ack: Option<DelayedAck>,
-    /// Receive buffer: the window this endpoint advertises, bytes (RFC 2415's "maximum window").
+    /// Receive buffer: the largest window this endpoint advertises, bytes (RFC 2415's
+    /// "maximum window").
     pub rcv_wnd: u64,
+    /// Initial receive window (Linux `initrwnd`), bytes: advertised on the SYN / SYN-ACK; the
+    /// window then opens by the bytes delivered (about doubling per round trip) up to
+    /// `rcv_wnd`. `None` advertises `rcv_wnd` from the start.
+    pub initial_rcv_wnd: Option<u64>,
     /// RFC 6298 (2.1): RTO before any RTT sample (1 s; 3 s in RFC 2988's predecessors).
     pub initial_rto: SimDuration,
     /// RFC 6298 (2.4): lower bound of the RTO (1 s; Linux uses 200 ms).
@@ -93,6 +98,7 @@ impl Default for TcpConfig {
             timestamps: false,
             delayed_ack: Some(DelayedAck { segments: 2, timeout: SimDuration::from_millis(200) }),
             rcv_wnd: 1 << 30,
+            initial_rcv_wnd: None,
             initial_rto: SimDuration::from_secs(1),
             min_rto: SimDuration::from_secs(1),
             max_rto: SimDuration::from_secs(60),
@@ -110,6 +116,14 @@ impl Default for TcpConfig {
 }
 
 impl TcpConfig {
+    /// The window to advertise after `delivered` bytes have reached the application.
+    pub fn advertised_window(&self, delivered: u64) -> u64 {
+        match self.initial_rcv_wnd {
+            Some(w) => (w + delivered).min(self.rcv_wnd),
+            None => self.rcv_wnd,
+        }
+    }
+
     /// Checks values no endpoint can run with; the message names the field.
     pub fn validate(&self) -> Result<(), String> {
         if self.mss == 0 || self.mss > 65_000 {
@@ -117,6 +131,9 @@ impl TcpConfig {
         }
         if self.rcv_wnd < self.mss as u64 {
             return Err(format!("tcp.rcv_wnd = {} bytes is below one MSS ({})", self.rcv_wnd, self.mss));
+        }
+        if self.initial_rcv_wnd.is_some_and(|w| w < self.mss as u64) {
+            return Err(format!("tcp.initial_rcv_wnd = {:?} bytes is below one MSS ({})", self.initial_rcv_wnd, self.mss));
         }
         if self.recovery == RecoveryKind::Sack && !self.sack {
             return Err("tcp.recovery = \"sack\" needs tcp.sack = true".into());

@@ -188,7 +188,7 @@ impl Endpoint {
             seq: 0,
             ack: if self.is_client { 0 } else { 1 },
             flags,
-            wnd: self.cfg.rcv_wnd,
+            wnd: self.cfg.advertised_window(0),
             mss: Some(self.cfg.mss.min(u16::MAX as u32) as u16),
             sack_permitted: if self.is_client { self.cfg.sack } else { self.sack_ok },
             ts: (if self.is_client { self.cfg.timestamps } else { self.ts_ok })
@@ -374,7 +374,7 @@ impl Endpoint {
             seq: self.sender.snd_nxt.max(1),
             ack: self.receiver.rcv_nxt,
             flags,
-            wnd: self.cfg.rcv_wnd,
+            wnd: self.cfg.advertised_window(self.receiver.delivered()),
             sack,
             ts: self.ts_ok.then(|| (ts_value(now), self.ts_recent)),
             ..Default::default()
