@@ -36,6 +36,7 @@ impl Application for Response {
             client_declared: None,
             server_declared: Some(self.bytes),
             app: Some(me),
+            label: Default::default(),
         };
         core.open(&spec);
     }

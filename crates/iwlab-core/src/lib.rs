@@ -3,6 +3,7 @@
 //! clock, event queue and random streams, so several can run at once on different threads.
 
 pub mod engine;
+pub mod metrics;
 pub mod net;
 pub mod sim;
 pub mod tcp;

@@ -3,6 +3,7 @@
 
 use super::app::AppId;
 use crate::engine::{RngStreams, Scheduler, SimTime};
+use crate::metrics::{FlowLabel, Records};
 use crate::net::packet::{Ecn, FlowId, LinkId, NodeId, Packet, Payload};
 use crate::net::queue::{QueueDisc, QueuedPkt, Verdict};
 use crate::net::topology::Topology;
@@ -41,7 +42,11 @@ pub struct Conn {
     pub client_iw: usize,
     pub server_iw: usize,
     pub app: Option<AppId>,
+    pub label: FlowLabel,
     pub opened_at: SimTime,
+    /// When the endpoint on each side (indexed by `Side`) received its first and last byte.
+    pub first_byte: [Option<SimTime>; 2],
+    pub last_byte: [Option<SimTime>; 2],
     timer: [Option<SimTime>; 2],
 }
 
@@ -67,6 +72,7 @@ pub struct ConnSpec<'a> {
     pub client_declared: Option<u64>,
     pub server_declared: Option<u64>,
     pub app: Option<AppId>,
+    pub label: FlowLabel,
 }
 
 /// Why a packet was dropped.
@@ -129,6 +135,9 @@ pub struct Core {
     pub acct: Accounting,
     observers: Vec<Box<dyn Observer + Send>>,
     dropped_scratch: Vec<QueuedPkt>,
+    /// Rows applications produce (pages).
+    pub records: Records,
+    next_page: u64,
 }
 
 impl Core {
@@ -147,6 +156,8 @@ impl Core {
             acct: Accounting::default(),
             observers: Vec::new(),
             dropped_scratch: Vec::new(),
+            records: Records::default(),
+            next_page: 0,
         }
     }
 
@@ -171,6 +182,12 @@ impl Core {
         self.sched.events_processed()
     }
 
+    /// A fresh page id.
+    pub fn next_page_id(&mut self) -> u64 {
+        self.next_page += 1;
+        self.next_page - 1
+    }
+
     /// Registers an IW policy instance; connections refer to it by the returned index.
     pub fn add_iw_policy(&mut self, p: AnyIw) -> usize {
         self.iw.push(p);
@@ -188,7 +205,10 @@ impl Core {
             client_iw: spec.client_iw,
             server_iw: spec.server_iw,
             app: spec.app,
+            label: spec.label,
             opened_at: self.now(),
+            first_byte: [None, None],
+            last_byte: [None, None],
             timer: [None, None],
         });
         let now = self.now();
@@ -264,6 +284,12 @@ impl Core {
             Side::Server => (c.server_node, c.client_node),
         };
         let app = c.app;
+        let now = self.now();
+        if self.outbox.events.iter().any(|e| matches!(e, AppEvent::Delivered { .. })) {
+            let c = &mut self.conns[conn as usize];
+            c.first_byte[side as usize].get_or_insert(now);
+            c.last_byte[side as usize] = Some(now);
+        }
         let mut outbox = std::mem::take(&mut self.outbox);
         for (seg, ecn) in outbox.segments.drain(..) {
             let size = seg.wire_len();

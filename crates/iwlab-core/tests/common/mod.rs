@@ -68,6 +68,7 @@ impl Application for Transfer {
             client_declared: Some(self.request),
             server_declared: Some(self.response),
             app: Some(me),
+            label: Default::default(),
         };
         let c = core.open(&spec);
         self.log.lock().unwrap().conn = Some(c);
