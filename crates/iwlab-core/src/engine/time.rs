@@ -23,7 +23,7 @@ impl SimTime {
     }
     /// Seconds as a float, for reports only (never for ordering).
     pub fn as_secs_f64(self) -> f64 {
-        self.0 as f64 * 1e-9
+        self.0 as f64 / 1e9
     }
     pub fn from_secs_f64(s: f64) -> Self {
         SimTime(SimDuration::from_secs_f64(s).0)
@@ -62,7 +62,7 @@ impl SimDuration {
         self.0
     }
     pub fn as_secs_f64(self) -> f64 {
-        self.0 as f64 * 1e-9
+        self.0 as f64 / 1e9
     }
     /// Time to serialise `bytes` onto a link of `bits_per_sec`, rounded up to whole nanoseconds
     /// so that back-to-back packets never overlap.

@@ -1,10 +1,21 @@
 //! Records: plain rows per flow, per page, per link direction, queue-length samples and a
-//! summary, in columnar form ready for Arrow. Aggregation (medians, power) happens in the
-//! study layer, once.
+//! summary, turned into columnar [`Table`]s ready for Arrow or CSV. Aggregation (medians,
+//! power) happens in the study layer, once.
 
+pub mod flow;
+pub mod link;
 pub mod page;
+pub mod results;
+pub mod table;
 
+pub use flow::{flow_records, FlowRecord};
+pub use link::{link_records, LinkRecord};
 pub use page::PageRecord;
+pub use results::{Results, Summary};
+pub use table::{Column, Table};
+
+use crate::engine::SimTime;
+use crate::net::packet::LinkId;
 
 /// What a connection is for, set by the application that opens it.
 #[derive(Copy, Clone, Debug, PartialEq, Eq, Default)]
@@ -18,9 +29,23 @@ pub struct FlowLabel {
     pub page: Option<u64>,
 }
 
-/// Rows the applications produce while running (flows and links are read off the
-/// simulation at the end).
+/// Queue length of one port at one instant.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub struct QueueSample {
+    pub time: SimTime,
+    pub port: LinkId,
+    pub packets: u64,
+    pub bytes: u64,
+}
+
+/// Rows produced while the simulation runs (flows and links are read off it at the end).
 #[derive(Clone, Debug, Default)]
 pub struct Records {
     pub pages: Vec<PageRecord>,
+    pub queue: Vec<QueueSample>,
+}
+
+/// Seconds, for records (the only place floats of time appear).
+pub(crate) fn secs(t: SimTime) -> f64 {
+    t.as_secs_f64()
 }

@@ -19,3 +19,32 @@ pub struct PageRecord {
     /// Bytes of all objects.
     pub bytes: u64,
 }
+
+/// The page rows as columns; `delay` = end − start for completed pages.
+pub fn page_table(rows: &[PageRecord], warmup: SimTime) -> super::Table {
+    use crate::col;
+    let mut t = super::Table::default();
+    t.push("page", col!(rows, U64, |r| r.page));
+    t.push("app", col!(rows, U64, |r| r.app as u64));
+    t.push("client", col!(rows, U64, |r| r.client as u64));
+    t.push("server", col!(rows, U64, |r| r.server as u64));
+    t.push("start", col!(rows, F64, |r| r.start.as_secs_f64()));
+    t.push("end", col!(rows, OptF64, |r| r.end.map(|e| e.as_secs_f64())));
+    t.push("delay", col!(rows, OptF64, |r| r.end.map(|e| (e - r.start).as_secs_f64())));
+    t.push("objects", col!(rows, U64, |r| r.objects as u64));
+    t.push("bytes", col!(rows, U64, |r| r.bytes));
+    t.push("completed", col!(rows, Bool, |r| r.end.is_some()));
+    t.push("in_warmup", col!(rows, Bool, |r| r.start < warmup));
+    t
+}
+
+/// Queue samples as columns.
+pub fn queue_table(rows: &[super::QueueSample]) -> super::Table {
+    use crate::col;
+    let mut t = super::Table::default();
+    t.push("time", col!(rows, F64, |r| r.time.as_secs_f64()));
+    t.push("port", col!(rows, U64, |r| r.port as u64));
+    t.push("packets", col!(rows, U64, |r| r.packets));
+    t.push("bytes", col!(rows, U64, |r| r.bytes));
+    t
+}

@@ -2,7 +2,9 @@
 //! Applications act on it through `open`, `write`, `close`, `set_timer`, `send_udp`.
 
 use super::app::AppId;
-use crate::engine::{RngStreams, Scheduler, SimTime};
+use crate::engine::{RngStreams, Scheduler, SimDuration, SimTime};
+use crate::metrics::QueueSample;
+use crate::net::link::LinkCounters;
 use crate::metrics::{FlowLabel, Records};
 use crate::net::packet::{Ecn, FlowId, LinkId, NodeId, Packet, Payload};
 use crate::net::queue::{QueueDisc, QueuedPkt, Verdict};
@@ -30,6 +32,10 @@ pub(crate) enum Event {
     TcpTimer(ConnId, Side),
     AppStart(AppId),
     AppTimer(AppId, u64),
+    /// Record queue lengths of the monitored ports, then again after the interval.
+    QueueSample,
+    /// The warm-up ends: snapshot the link counters.
+    WarmupEnd,
 }
 
 /// A TCP connection: both endpoints and where they live.
@@ -43,6 +49,9 @@ pub struct Conn {
     pub server_iw: usize,
     pub app: Option<AppId>,
     pub label: FlowLabel,
+    /// Bytes each side declared it will send (request and response).
+    pub request_bytes: u64,
+    pub response_bytes: u64,
     pub opened_at: SimTime,
     /// When the endpoint on each side (indexed by `Side`) received its first and last byte.
     pub first_byte: [Option<SimTime>; 2],
@@ -138,6 +147,9 @@ pub struct Core {
     /// Rows applications produce (pages).
     pub records: Records,
     next_page: u64,
+    sampling: Option<(SimDuration, Vec<LinkId>)>,
+    /// Link counters when the warm-up ended (subtracted in link records).
+    pub warmup_snapshot: Option<(SimTime, Vec<LinkCounters>)>,
 }
 
 impl Core {
@@ -158,6 +170,8 @@ impl Core {
             dropped_scratch: Vec::new(),
             records: Records::default(),
             next_page: 0,
+            sampling: None,
+            warmup_snapshot: None,
         }
     }
 
@@ -180,6 +194,18 @@ impl Core {
     }
     pub fn events_processed(&self) -> u64 {
         self.sched.events_processed()
+    }
+
+    /// Samples the queue length of `ports` every `interval`, from time zero.
+    pub fn sample_queues(&mut self, interval: SimDuration, ports: Vec<LinkId>) {
+        assert!(interval > SimDuration::ZERO, "validated by the scenario");
+        self.sampling = Some((interval, ports));
+        self.sched.schedule(self.now(), Event::QueueSample);
+    }
+
+    /// Ends the warm-up at `at`: link records count from then on.
+    pub fn set_warmup(&mut self, at: SimTime) {
+        self.sched.schedule(at, Event::WarmupEnd);
     }
 
     /// A fresh page id.
@@ -206,6 +232,8 @@ impl Core {
             server_iw: spec.server_iw,
             app: spec.app,
             label: spec.label,
+            request_bytes: spec.client_declared.unwrap_or(0),
+            response_bytes: spec.server_declared.unwrap_or(0),
             opened_at: self.now(),
             first_byte: [None, None],
             last_byte: [None, None],
@@ -427,6 +455,21 @@ impl Core {
                     ep.on_timer(now, iw, out);
                 }
                 self.flush(conn, side);
+            }
+            Event::QueueSample => {
+                let now = self.now();
+                let Some((interval, ports)) = &self.sampling else { return };
+                for &p in ports {
+                    let q = &self.topo.ports[p as usize].queue;
+                    let (packets, bytes) = (q.len_packets() as u64, q.len_bytes());
+                    self.records.queue.push(QueueSample { time: now, port: p, packets, bytes });
+                }
+                let next = now + *interval;
+                self.sched.schedule(next, Event::QueueSample);
+            }
+            Event::WarmupEnd => {
+                let snapshot = self.topo.ports.iter().map(|p| p.counters.clone()).collect();
+                self.warmup_snapshot = Some((self.now(), snapshot));
             }
             Event::AppStart(_) | Event::AppTimer(..) => unreachable!("handled by Simulation"),
         }

@@ -1,0 +1,135 @@
+//! One row per TCP connection, read off the simulation.
+
+use super::{secs, Table};
+use crate::col;
+use crate::engine::SimTime;
+use crate::sim::core::{Conn, Core, Side};
+use crate::tcp::iw::IwPolicy;
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct FlowRecord {
+    pub flow: u32,
+    /// Application that opened it (`u32::MAX`: none).
+    pub app: u32,
+    pub app_kind: &'static str,
+    pub role: &'static str,
+    pub page: Option<u64>,
+    pub client: u32,
+    pub server: u32,
+    /// "server" when the response is the larger direction, else "client".
+    pub sender: &'static str,
+    pub request_bytes: u64,
+    pub response_bytes: u64,
+    /// Bytes the data receiver got, in order.
+    pub delivered_bytes: u64,
+    /// The data sender's initial window and policy.
+    pub iw_bytes: u64,
+    pub iw_segments: f64,
+    pub iw_policy: &'static str,
+    pub start: f64,
+    /// When the client saw the SYN-ACK.
+    pub syn_ack: Option<f64>,
+    /// When the data receiver got its first and last byte.
+    pub first_byte: Option<f64>,
+    pub last_byte: Option<f64>,
+    /// last_byte − start, for completed flows.
+    pub completion: Option<f64>,
+    /// Data segments sent by both ends, retransmissions included.
+    pub data_segments: u64,
+    pub retransmits: u64,
+    pub timeouts: u64,
+    pub fast_retransmits: u64,
+    pub syn_retransmits: u64,
+    /// Data segments that arrived CE-marked, both directions.
+    pub ecn_marks: u64,
+    pub max_cwnd: u64,
+    pub completed: bool,
+    /// Started before the warm-up ended (excluded from statistics).
+    pub in_warmup: bool,
+}
+
+fn flow_record(id: usize, c: &Conn, core: &Core, warmup: SimTime) -> FlowRecord {
+    let (sender_side, receiver_side) =
+        if c.response_bytes >= c.request_bytes { (Side::Server, Side::Client) } else { (Side::Client, Side::Server) };
+    let snd = c.endpoint(sender_side);
+    let (ce, se) = (&c.client, &c.server);
+    let expected = c.request_bytes.max(c.response_bytes);
+    let delivered = c.endpoint(receiver_side).receiver.delivered();
+    let completed = expected > 0
+        && c.server.receiver.delivered() >= c.request_bytes
+        && c.client.receiver.delivered() >= c.response_bytes;
+    let last = c.last_byte[receiver_side as usize];
+    let policy = match sender_side {
+        Side::Server => c.server_iw,
+        Side::Client => c.client_iw,
+    };
+    FlowRecord {
+        flow: id as u32,
+        app: c.app.unwrap_or(u32::MAX),
+        app_kind: c.label.app_kind,
+        role: c.label.role,
+        page: c.label.page,
+        client: c.client_node,
+        server: c.server_node,
+        sender: if sender_side == Side::Server { "server" } else { "client" },
+        request_bytes: c.request_bytes,
+        response_bytes: c.response_bytes,
+        delivered_bytes: delivered,
+        iw_bytes: snd.stats.iw_bytes,
+        iw_segments: snd.stats.iw_bytes as f64 / snd.config().mss as f64,
+        iw_policy: core.iw[policy].name(),
+        start: secs(c.opened_at),
+        syn_ack: ce.stats.established_at.map(secs),
+        first_byte: c.first_byte[receiver_side as usize].map(secs),
+        last_byte: last.map(secs),
+        completion: if completed { last.map(|t| (t - c.opened_at).as_secs_f64()) } else { None },
+        data_segments: ce.sender.stats.data_segments_sent + se.sender.stats.data_segments_sent,
+        retransmits: ce.sender.stats.retransmits + se.sender.stats.retransmits,
+        timeouts: ce.sender.stats.timeouts + se.sender.stats.timeouts,
+        fast_retransmits: ce.sender.stats.fast_retransmits + se.sender.stats.fast_retransmits,
+        syn_retransmits: (ce.stats.syn_retransmits + se.stats.syn_retransmits) as u64,
+        ecn_marks: ce.stats.ce_received + se.stats.ce_received,
+        max_cwnd: snd.sender.stats.max_cwnd,
+        completed,
+        in_warmup: c.opened_at < warmup,
+    }
+}
+
+/// Every connection of the simulation, as rows.
+pub fn flow_records(core: &Core, warmup: SimTime) -> Vec<FlowRecord> {
+    core.conns.iter().enumerate().map(|(i, c)| flow_record(i, c, core, warmup)).collect()
+}
+
+/// The flow rows as columns.
+pub fn flow_table(rows: &[FlowRecord]) -> Table {
+    let mut t = Table::default();
+    t.push("flow", col!(rows, U64, |r| r.flow as u64));
+    t.push("app", col!(rows, I64, |r| if r.app == u32::MAX { -1 } else { r.app as i64 }));
+    t.push("app_kind", col!(rows, Str, |r| r.app_kind.to_string()));
+    t.push("role", col!(rows, Str, |r| r.role.to_string()));
+    t.push("page", col!(rows, I64, |r| r.page.map_or(-1, |p| p as i64)));
+    t.push("client", col!(rows, U64, |r| r.client as u64));
+    t.push("server", col!(rows, U64, |r| r.server as u64));
+    t.push("sender", col!(rows, Str, |r| r.sender.to_string()));
+    t.push("request_bytes", col!(rows, U64, |r| r.request_bytes));
+    t.push("response_bytes", col!(rows, U64, |r| r.response_bytes));
+    t.push("delivered_bytes", col!(rows, U64, |r| r.delivered_bytes));
+    t.push("iw_bytes", col!(rows, U64, |r| r.iw_bytes));
+    t.push("iw_segments", col!(rows, F64, |r| r.iw_segments));
+    t.push("iw_policy", col!(rows, Str, |r| r.iw_policy.to_string()));
+    t.push("start", col!(rows, F64, |r| r.start));
+    t.push("syn_ack", col!(rows, OptF64, |r| r.syn_ack));
+    t.push("first_byte", col!(rows, OptF64, |r| r.first_byte));
+    t.push("last_byte", col!(rows, OptF64, |r| r.last_byte));
+    t.push("completion", col!(rows, OptF64, |r| r.completion));
+    t.push("data_segments", col!(rows, U64, |r| r.data_segments));
+    t.push("retransmits", col!(rows, U64, |r| r.retransmits));
+    t.push("timeouts", col!(rows, U64, |r| r.timeouts));
+    t.push("fast_retransmits", col!(rows, U64, |r| r.fast_retransmits));
+    t.push("syn_retransmits", col!(rows, U64, |r| r.syn_retransmits));
+    t.push("ecn_marks", col!(rows, U64, |r| r.ecn_marks));
+    t.push("max_cwnd", col!(rows, U64, |r| r.max_cwnd));
+    t.push("completed", col!(rows, Bool, |r| r.completed));
+    t.push("in_warmup", col!(rows, Bool, |r| r.in_warmup));
+    t
+}

@@ -1,0 +1,64 @@
+//! Everything a finished run produced, as tables, plus summary counters.
+
+use super::flow::{flow_records, flow_table};
+use super::link::{link_records, link_table};
+use super::page::{page_table, queue_table};
+use super::Table;
+use crate::engine::SimTime;
+use crate::sim::Simulation;
+
+/// Summary counters of one run.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Summary {
+    pub seed: u64,
+    pub duration: f64,
+    pub warmup: f64,
+    pub events: u64,
+    pub packets_created: u64,
+    pub packets_delivered: u64,
+    pub packets_dropped: u64,
+    pub packets_in_flight: u64,
+    pub flows: u64,
+    pub flows_completed: u64,
+    pub pages: u64,
+    pub pages_completed: u64,
+}
+
+#[derive(Clone, Debug)]
+pub struct Results {
+    pub flows: Table,
+    pub pages: Table,
+    pub links: Table,
+    pub queues: Table,
+    pub summary: Summary,
+}
+
+impl Results {
+    /// Reads the records of `sim`, which ran until `end` with warm-up ending at `warmup`.
+    pub fn collect(sim: &Simulation, end: SimTime, warmup: SimTime) -> Results {
+        let core = &sim.core;
+        let flows = flow_records(core, warmup);
+        let links = link_records(core, end);
+        let summary = Summary {
+            seed: core.streams().seed(),
+            duration: end.as_secs_f64(),
+            warmup: warmup.as_secs_f64(),
+            events: core.events_processed(),
+            packets_created: core.acct.created,
+            packets_delivered: core.acct.delivered,
+            packets_dropped: core.acct.dropped,
+            packets_in_flight: core.in_flight(),
+            flows: flows.len() as u64,
+            flows_completed: flows.iter().filter(|f| f.completed).count() as u64,
+            pages: core.records.pages.len() as u64,
+            pages_completed: core.records.pages.iter().filter(|p| p.end.is_some()).count() as u64,
+        };
+        Results {
+            flows: flow_table(&flows),
+            pages: page_table(&core.records.pages, warmup),
+            links: link_table(&links),
+            queues: queue_table(&core.records.queue),
+            summary,
+        }
+    }
+}
