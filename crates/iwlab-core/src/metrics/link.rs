@@ -53,7 +53,7 @@ pub fn link_records(core: &Core, end: SimTime) -> Vec<LinkRecord> {
         .enumerate()
         .map(|(i, p)| {
             let base = core.warmup_snapshot.as_ref().map_or(&zero, |(_, s)| &s[i]);
-            let c = minus(&p.counters, base);
+            let c = minus(&p.counters_at(end), base);
             let drops = c.queue_drops + c.loss_drops;
             LinkRecord {
                 port: i as u32,

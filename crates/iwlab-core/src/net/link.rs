@@ -43,6 +43,8 @@ pub struct Port {
     pub rng: SimRng,
     /// Packet (slab key) being serialised, if any.
     pub(crate) transmitting: Option<usize>,
+    /// When the packet being serialised started.
+    pub(crate) tx_started: SimTime,
     pub counters: LinkCounters,
 }
 
@@ -57,6 +59,7 @@ impl Port {
             loss: LossStage::default(),
             rng,
             transmitting: None,
+            tx_started: SimTime::ZERO,
             counters: LinkCounters::default(),
         }
     }
@@ -66,12 +69,21 @@ impl Port {
     pub fn is_busy(&self) -> bool {
         self.transmitting.is_some()
     }
+    /// Counters as of `now`, with the busy time of a packet still being serialised counted
+    /// up to `now` (so utilisation over any interval is exact).
+    pub fn counters_at(&self, now: SimTime) -> LinkCounters {
+        let mut c = self.counters.clone();
+        if self.transmitting.is_some() {
+            c.busy_ns += now.saturating_since(self.tx_started).as_nanos();
+        }
+        c
+    }
     /// Utilisation over `[0, now]`.
     pub fn utilisation(&self, now: SimTime) -> f64 {
         if now == SimTime::ZERO {
             0.0
         } else {
-            self.counters.busy_ns as f64 / now.as_nanos() as f64
+            self.counters_at(now).busy_ns as f64 / now.as_nanos() as f64
         }
     }
 }

@@ -410,6 +410,7 @@ impl Core {
             self.packets[d.pkt.id].ecn = Ecn::Ce;
         }
         port.transmitting = Some(d.pkt.id);
+        port.tx_started = now;
         let t = port.tx_time(d.pkt.bytes);
         self.sched.schedule(now + t, Event::TxDone(port_id));
         if !self.observers.is_empty() {
@@ -468,7 +469,8 @@ impl Core {
                 self.sched.schedule(next, Event::QueueSample);
             }
             Event::WarmupEnd => {
-                let snapshot = self.topo.ports.iter().map(|p| p.counters.clone()).collect();
+                let now = self.now();
+                let snapshot = self.topo.ports.iter().map(|p| p.counters_at(now)).collect();
                 self.warmup_snapshot = Some((self.now(), snapshot));
             }
             Event::AppStart(_) | Event::AppTimer(..) => unreachable!("handled by Simulation"),
