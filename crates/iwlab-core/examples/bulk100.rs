@@ -87,6 +87,7 @@ impl Application for Bulk {
             client_declared: Some(INFINITE_BYTES),
             server_declared: Some(0),
             app: Some(me),
+            label: iwlab_core::metrics::FlowLabel { app_kind: "bulk", role: "transfer", page: None },
         };
         self.conn = Some(core.open(&spec));
     }

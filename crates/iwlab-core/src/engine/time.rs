@@ -68,8 +68,11 @@ impl SimDuration {
     /// so that back-to-back packets never overlap.
     pub fn transmission(bytes: u64, bits_per_sec: u64) -> Self {
         debug_assert!(bits_per_sec > 0);
-        let bits = bytes as u128 * 8 * 1_000_000_000;
-        SimDuration(bits.div_ceil(bits_per_sec as u128) as u64)
+        // u64 suffices for anything under ~2.3 GB; u128 only beyond (hot path: every hop).
+        match bytes.checked_mul(8_000_000_000) {
+            Some(bits) => SimDuration(bits.div_ceil(bits_per_sec)),
+            None => SimDuration((bytes as u128 * 8_000_000_000).div_ceil(bits_per_sec as u128) as u64),
+        }
     }
     pub fn saturating_mul(self, k: u64) -> Self {
         SimDuration(self.0.saturating_mul(k))
