@@ -1,33 +1,53 @@
-# iwlab — `make run` and `make test` do all set-up on a fresh Debian machine (as root).
+# iwlab — `make run` and `make test` do all set-up on a fresh Debian machine (as root):
+# a virtualenv in .venv with the Python dependencies and the Rust extension built by maturin.
 SHELL := /bin/bash
 CARGO ?= cargo
+PYTHON ?= python3
+VENV ?= .venv
+PY := $(VENV)/bin/python
+STAMP := $(VENV)/.installed
 export CARGO_TERM_COLOR ?= never
 
-.PHONY: run test deps-rust test-rust bench lint clean
+.PHONY: run test deps deps-rust ext test-rust test-python bench lint clean
 
-## run: set up, run the headline study, write a report (out/report.html)
-run: deps-rust
-	$(CARGO) run --release -p iwlab-core --example rfc6928_table -- out/rfc6928-table.html
+## run: set up, run the headline study, write a report under out/
+run: ext
+	$(CARGO) run --release -q -p iwlab-core --example rfc6928_table -- out/rfc6928-table.html
 
 ## test: set up, then run every test
-test: deps-rust test-rust
+test: ext test-rust test-python
 
 deps-rust:
-	@command -v $(CARGO) >/dev/null || { \
-	  command -v rustup >/dev/null && rustup default stable || \
-	  { apt-get update && apt-get install -y --no-install-recommends cargo rustc; }; }
+	@command -v $(CARGO) >/dev/null || { echo "cargo not found: install Rust stable (rustup)"; exit 1; }
 
-test-rust:
-	$(CARGO) test --workspace --release
+$(STAMP): pyproject.toml
+	@command -v $(PYTHON) >/dev/null || { apt-get update && apt-get install -y --no-install-recommends python3 python3-venv; }
+	$(PYTHON) -m venv $(VENV) || { apt-get update && apt-get install -y --no-install-recommends python3-venv && $(PYTHON) -m venv $(VENV); }
+	$(PY) -m pip install -q --upgrade pip
+	$(PY) -m pip install -q "maturin>=1.7,<2"
+	$(PY) -m pip install -q -e '.[test]'
+	touch $(STAMP)
 
-## bench: criterion micro-benchmarks of the engine
+deps: deps-rust $(STAMP)
+
+## ext: (re)build the Rust extension into the virtualenv
+ext: deps
+	VIRTUAL_ENV=$(abspath $(VENV)) PATH=$(abspath $(VENV))/bin:$$PATH $(VENV)/bin/maturin develop --release -q
+
+test-rust: deps-rust
+	$(CARGO) test -p iwlab-core --release
+
+test-python: ext
+	$(PY) -m pytest -q
+
+## bench: criterion micro and scenario benchmarks of the engine
 bench: deps-rust
 	$(CARGO) bench -p iwlab-core
 
 lint:
 	$(CARGO) fmt --all -- --check
-	$(CARGO) clippy --workspace --all-targets -- -D warnings
+	$(CARGO) clippy -p iwlab-core --all-targets -- -D warnings
 
 clean:
 	$(CARGO) clean
-	rm -rf out
+	rm -rf out $(VENV)
