@@ -14,4 +14,7 @@ pub trait Application {
     fn on_event(&mut self, core: &mut Core, me: AppId, conn: ConnId, side: Side, ev: AppEvent);
     /// A timer this application set fired.
     fn on_timer(&mut self, _core: &mut Core, _me: AppId, _token: u64) {}
+    /// The run is over (called once, by [`super::Simulation::finish`]): record whatever is
+    /// still in progress, e.g. a web page whose last object has not arrived.
+    fn finish(&mut self, _core: &mut Core, _me: AppId) {}
 }

@@ -12,12 +12,13 @@ use crate::net::topology::Topology;
 pub struct Simulation {
     pub core: Core,
     apps: Vec<Box<dyn Application + Send>>,
+    finished: bool,
 }
 
 impl Simulation {
     /// A simulation over `topo` whose random streams derive from `seed`.
     pub fn new(topo: Topology, seed: u64) -> Self {
-        Simulation { core: Core::new(topo, RngStreams::new(seed)), apps: Vec::new() }
+        Simulation { core: Core::new(topo, RngStreams::new(seed)), apps: Vec::new(), finished: false }
     }
 
     /// Adds an application that starts at `at`.
@@ -44,6 +45,19 @@ impl Simulation {
             while let Some((app, conn, side, e)) = self.core.pending.pop_front() {
                 self.apps[app as usize].on_event(&mut self.core, app, conn, side, e);
             }
+        }
+    }
+
+    /// Ends the run for the applications: calls every application's
+    /// [`Application::finish`] once, in id order, so that work still in progress (an open
+    /// web page) is recorded. Later calls do nothing. Call it after the last `run_until`.
+    pub fn finish(&mut self) {
+        if self.finished {
+            return;
+        }
+        self.finished = true;
+        for (id, app) in self.apps.iter_mut().enumerate() {
+            app.finish(&mut self.core, id as AppId);
         }
     }
 

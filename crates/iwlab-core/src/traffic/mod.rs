@@ -35,9 +35,10 @@ pub enum HttpVersion {
 /// When a source starts flows.
 #[derive(Clone, Debug, PartialEq)]
 pub enum Arrivals {
-    /// One every `period`.
+    /// One every `period`, the first at the application's start.
     Periodic(SimDuration),
-    /// Poisson process with `rate_per_s` arrivals per second.
+    /// Poisson process with `rate_per_s` arrivals per second, the first one exponential gap
+    /// after the application's start.
     Poisson { rate_per_s: f64 },
 }
 
@@ -55,6 +56,8 @@ pub enum AppConfig {
     /// A web client: a page is a primary object, then `embedded_count` embedded objects
     /// (HTTP/1.0: on that many simultaneous new connections once the primary completes;
     /// HTTP/1.1: requested together on the page's one connection), then a think time.
+    /// Sizes are rounded to whole bytes (at least 1), the count to a whole number ≥ 0;
+    /// HTTP/1.1 needs `request_bytes ≥ 1`. Each page is a `PageRecord` (see [`web`]).
     Web {
         ends: Ends,
         version: HttpVersion,
@@ -71,6 +74,103 @@ pub enum AppConfig {
     /// from `size`.
     PoissonFlows { pairs: Vec<Ends>, rate_per_s: f64, size: DistConfig, request_bytes: u64, count: Option<u32> },
     /// UDP background from `src` to `dst` at `rate_bps` (payload + 28 header bytes per
-    /// packet), constant bit rate or Poisson, until `stop`.
+    /// packet), constant bit rate or Poisson, sending at times strictly before `stop`.
     Udp { src: NodeId, dst: NodeId, rate_bps: u64, payload_bytes: u32, poisson: bool, stop: Option<SimTime> },
+}
+
+pub mod bulk;
+mod common;
+pub mod ftp;
+pub mod poisson_flows;
+pub mod short_flows;
+pub mod udp;
+pub mod web;
+
+use crate::sim::Application;
+use dist::AnyDist;
+
+/// Builds the distribution in `field` of application `app`; the error names both.
+fn dist(app: &str, field: &str, d: &DistConfig) -> Result<AnyDist, String> {
+    d.build().map_err(|e| format!("{app}.{field}: {e}"))
+}
+
+/// Checks both ends' TCP settings.
+fn check_ends(app: &str, field: &str, ends: &Ends) -> Result<(), String> {
+    ends.client_tcp.validate().map_err(|e| format!("{app}.{field}.client_tcp: {e}"))?;
+    ends.server_tcp.validate().map_err(|e| format!("{app}.{field}.server_tcp: {e}"))
+}
+
+/// Validates an application's configuration and returns it ready to add to a simulation
+/// (`Simulation::add_app`). Errors name the application, the field and the value, e.g.
+/// `udp.rate_bps = 0 is not allowed; expected > 0`.
+///
+/// The IW policy indices in [`Ends`] are not checked here: they refer to `Core::iw` of the
+/// simulation the application will run in.
+///
+/// | config | application |
+/// |---|---|
+/// | [`AppConfig::Ftp`] | [`ftp::Ftp`] |
+/// | [`AppConfig::Bulk`] | [`bulk::Bulk`] |
+/// | [`AppConfig::Web`] | [`web::Web`] |
+/// | [`AppConfig::ShortFlows`] | [`short_flows::ShortFlows`] |
+/// | [`AppConfig::PoissonFlows`] | [`poisson_flows::PoissonFlows`] |
+/// | [`AppConfig::Udp`] | [`udp::UdpSource`] |
+pub fn build_app(cfg: &AppConfig) -> Result<Box<dyn Application + Send>, String> {
+    Ok(match cfg {
+        AppConfig::Ftp { ends, size, request_bytes, gap, count } => {
+            check_ends("ftp", "ends", ends)?;
+            let gap = gap.as_ref().map(|g| dist("ftp", "gap", g)).transpose()?;
+            Box::new(ftp::Ftp::new(ends.clone(), *size, *request_bytes, gap, *count))
+        }
+        AppConfig::Bulk { ends, upload } => {
+            check_ends("bulk", "ends", ends)?;
+            Box::new(bulk::Bulk::new(ends.clone(), *upload))
+        }
+        AppConfig::Web { ends, version, request_bytes, primary, embedded, embedded_count, think, pages } => {
+            check_ends("web", "ends", ends)?;
+            if *version == HttpVersion::Http11 && *request_bytes == 0 {
+                return Err("web.request_bytes = 0 is not allowed with HTTP/1.1; expected >= 1 \
+                            (pipelined requests are told apart by their bytes)"
+                    .into());
+            }
+            Box::new(web::Web::new(
+                ends.clone(),
+                *version,
+                *request_bytes,
+                dist("web", "primary", primary)?,
+                dist("web", "embedded", embedded)?,
+                dist("web", "embedded_count", embedded_count)?,
+                dist("web", "think", think)?,
+                *pages,
+            ))
+        }
+        AppConfig::ShortFlows { ends, request_bytes, response_bytes, arrivals, count } => {
+            check_ends("short_flows", "ends", ends)?;
+            let gap = short_flows::Gap::from_arrivals(arrivals).map_err(|e| format!("short_flows.{e}"))?;
+            Box::new(short_flows::ShortFlows::new(ends.clone(), *request_bytes, *response_bytes, gap, *count))
+        }
+        AppConfig::PoissonFlows { pairs, rate_per_s, size, request_bytes, count } => {
+            if pairs.is_empty() {
+                return Err("poisson_flows.pairs is empty; expected at least one client/server pair".into());
+            }
+            for (i, ends) in pairs.iter().enumerate() {
+                check_ends("poisson_flows", &format!("pairs[{i}]"), ends)?;
+            }
+            let gap = short_flows::poisson(*rate_per_s, "poisson_flows.rate_per_s")?;
+            let size = dist("poisson_flows", "size", size)?;
+            Box::new(poisson_flows::PoissonFlows::new(pairs.clone(), gap, size, *request_bytes, *count))
+        }
+        AppConfig::Udp { src, dst, rate_bps, payload_bytes, poisson, stop } => {
+            if *rate_bps == 0 {
+                return Err("udp.rate_bps = 0 is not allowed; expected > 0".into());
+            }
+            if *payload_bytes > udp::MAX_PAYLOAD {
+                return Err(format!(
+                    "udp.payload_bytes = {payload_bytes} is not allowed; expected 0..={}",
+                    udp::MAX_PAYLOAD
+                ));
+            }
+            Box::new(udp::UdpSource::new(*src, *dst, *rate_bps, *payload_bytes, *poisson, *stop))
+        }
+    })
 }
