@@ -55,10 +55,8 @@ fn expected(iw: u64, n: u64, delack: Option<SimDuration>) -> SimTime {
 
 fn simulated(iw: u32, n: u64, delack: Option<SimDuration>) -> SimTime {
     let mut p = pair(link(RATE, ms(50), 1000), 7);
-    let cfg = TcpConfig {
-        delayed_ack: delack.map(|timeout| DelayedAck { segments: 2, timeout }),
-        ..TcpConfig::default()
-    };
+    let cfg =
+        TcpConfig { delayed_ack: delack.map(|timeout| DelayedAck { segments: 2, timeout }), ..TcpConfig::default() };
     let log = transfer(&mut p, &cfg, IwConfig::Fixed { segments: iw }, 0, n * MSS);
     run(&mut p.sim, at(ms(30_000)));
     let t = log.lock().unwrap().response_done.expect("response delivered");

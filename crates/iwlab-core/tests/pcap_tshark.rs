@@ -39,22 +39,10 @@ fn wrapping_flow() -> FlowId {
 /// SYN, SYN-ACK, ACK, two data segments, a dup ACK with SACK, an RTO retransmission of the
 /// first segment, its ACK, FIN/ACK both ways, the last ACK, and one UDP datagram.
 fn packets(flow: FlowId) -> Vec<(SimTime, Packet)> {
-    let syn_opts = |ts| Segment {
-        wnd: 65_535,
-        mss: Some(1460),
-        sack_permitted: true,
-        ts: Some(ts),
-        ..Default::default()
-    };
-    let seg = |seq, ack, len, flags, ts| Segment {
-        seq,
-        ack,
-        len,
-        flags,
-        wnd: 65_535,
-        ts: Some(ts),
-        ..Default::default()
-    };
+    let syn_opts =
+        |ts| Segment { wnd: 65_535, mss: Some(1460), sack_permitted: true, ts: Some(ts), ..Default::default() };
+    let seg =
+        |seq, ack, len, flags, ts| Segment { seq, ack, len, flags, wnd: 65_535, ts: Some(ts), ..Default::default() };
     let mut sack = SackBlocks::default();
     sack.push(1001, 2001);
     let a = Flags::ACK;
@@ -158,9 +146,7 @@ fn tshark_decodes_a_hand_made_connection() {
     let get = |frame: usize, name: &str| rows[frame - 1][col(name)];
 
     // Flags as Wireshark renders them, e.g. "··········S·": compare the letters only.
-    let letters = |frame| {
-        get(frame, "tcp.flags.str").chars().filter(|c| c.is_ascii_alphabetic()).collect::<String>()
-    };
+    let letters = |frame| get(frame, "tcp.flags.str").chars().filter(|c| c.is_ascii_alphabetic()).collect::<String>();
     let expect = [
         // frame, flags, rel seq, rel ack, len
         (1, "S", "0", "0", "0"),
@@ -194,12 +180,7 @@ fn tshark_decodes_a_hand_made_connection() {
     // Only the resent segment is a retransmission.
     for frame in 1..=11 {
         let flagged = !get(frame, "tcp.analysis.retransmission").is_empty();
-        assert_eq!(
-            flagged,
-            frame == 7,
-            "retransmission mark on frame {frame}: {:?}",
-            rows[frame - 1]
-        );
+        assert_eq!(flagged, frame == 7, "retransmission mark on frame {frame}: {:?}", rows[frame - 1]);
     }
     assert!(get(7, "_ws.expert.message").contains("retransmission"));
 

@@ -34,36 +34,52 @@ struct Case {
 }
 
 fn case() -> impl Strategy<Value = Case> {
-    (1usize..=3).prop_flat_map(|hosts| {
-        (
-            Just(hosts),
-            prop::collection::vec(1u64..=100, hosts),
-            prop::collection::vec(0u64..=20, hosts),
-            (200u64..=20_000, 1u64..=60, 2u32..=60, prop_oneof![Just(0.0), 0.0f64..0.08]),
-            (1u32..=12, prop_oneof![Just(RecoveryKind::Reno), Just(RecoveryKind::NewReno), Just(RecoveryKind::Sack)]),
-            (any::<bool>(), any::<bool>(), any::<bool>()),
-            prop::collection::vec((1u64..=3_000, 0u64..=200_000), hosts),
-            prop::collection::vec(0u64..=2_000, hosts),
-            any::<u64>(),
+    (1usize..=3)
+        .prop_flat_map(|hosts| {
+            (
+                Just(hosts),
+                prop::collection::vec(1u64..=100, hosts),
+                prop::collection::vec(0u64..=20, hosts),
+                (200u64..=20_000, 1u64..=60, 2u32..=60, prop_oneof![Just(0.0), 0.0f64..0.08]),
+                (
+                    1u32..=12,
+                    prop_oneof![Just(RecoveryKind::Reno), Just(RecoveryKind::NewReno), Just(RecoveryKind::Sack)],
+                ),
+                (any::<bool>(), any::<bool>(), any::<bool>()),
+                prop::collection::vec((1u64..=3_000, 0u64..=200_000), hosts),
+                prop::collection::vec(0u64..=2_000, hosts),
+                any::<u64>(),
+            )
+        })
+        .prop_map(
+            |(
+                hosts,
+                access_mbps,
+                access_ms,
+                (bk, bms, queue, loss),
+                (iw, recovery),
+                (cubic, delack, ts),
+                sizes,
+                starts_ms,
+                seed,
+            )| Case {
+                hosts,
+                access_mbps,
+                access_ms,
+                bottleneck_kbps: bk,
+                bottleneck_ms: bms,
+                queue,
+                loss,
+                iw,
+                recovery,
+                cubic,
+                delack,
+                timestamps: ts,
+                sizes,
+                starts_ms,
+                seed,
+            },
         )
-    })
-    .prop_map(|(hosts, access_mbps, access_ms, (bk, bms, queue, loss), (iw, recovery), (cubic, delack, ts), sizes, starts_ms, seed)| Case {
-        hosts,
-        access_mbps,
-        access_ms,
-        bottleneck_kbps: bk,
-        bottleneck_ms: bms,
-        queue,
-        loss,
-        iw,
-        recovery,
-        cubic,
-        delack,
-        timestamps: ts,
-        sizes,
-        starts_ms,
-        seed,
-    })
 }
 
 fn run_case(c: &Case) -> (Simulation, Vec<Arc<Mutex<Log>>>) {

@@ -6,10 +6,10 @@ use common::*;
 use iwlab_core::engine::SimDuration;
 use iwlab_core::metrics::{Column, Results};
 use iwlab_core::net::loss::LossRule;
-use iwlab_core::trace::observer::PcapTrace;
-use iwlab_core::trace::pcap::{PcapWriter, TraceFilter};
 use iwlab_core::tcp::config::{RecoveryKind, TcpConfig};
 use iwlab_core::tcp::iw::IwConfig;
+use iwlab_core::trace::observer::PcapTrace;
+use iwlab_core::trace::pcap::{PcapWriter, TraceFilter};
 use std::sync::{Arc, Mutex};
 
 fn f64s(t: &iwlab_core::metrics::Table, name: &str) -> Vec<Option<f64>> {
@@ -44,7 +44,10 @@ fn a_flow_row_says_what_happened_to_the_connection() {
     assert_eq!(u64s(&r.flows, "retransmits")[0], 1);
     assert_eq!(u64s(&r.flows, "fast_retransmits")[0], 1);
     assert_eq!(r.summary.flows_completed, 1);
-    assert_eq!(r.summary.packets_created, r.summary.packets_delivered + r.summary.packets_dropped + r.summary.packets_in_flight);
+    assert_eq!(
+        r.summary.packets_created,
+        r.summary.packets_delivered + r.summary.packets_dropped + r.summary.packets_in_flight
+    );
 }
 
 #[test]
@@ -81,7 +84,8 @@ fn a_pcap_trace_of_the_bottleneck_decodes_in_tshark() {
     let path = std::env::temp_dir().join(format!("iwlab-records-{}.pcap", std::process::id()));
     let mut p = pair(link(10_000_000, ms(20), 1000), 1);
     drop_on(&mut p.sim, p.down, LossRule::Segment { flow: 0, to_server: false, seq: 1 + 2 * 1460, nth: 1 });
-    let writer = Arc::new(Mutex::new(PcapWriter::new(std::io::BufWriter::new(std::fs::File::create(&path).unwrap())).unwrap()));
+    let writer =
+        Arc::new(Mutex::new(PcapWriter::new(std::io::BufWriter::new(std::fs::File::create(&path).unwrap())).unwrap()));
     let trace = PcapTrace::new(writer.clone(), None, TraceFilter::all());
     let err = trace.error_slot();
     p.sim.core.add_observer(Box::new(trace));
@@ -92,7 +96,16 @@ fn a_pcap_trace_of_the_bottleneck_decodes_in_tshark() {
     assert!(err.lock().unwrap().is_none());
     assert!(writer.lock().unwrap().records() > 40);
     let Ok(out) = std::process::Command::new("tshark")
-        .args(["-r", path.to_str().unwrap(), "-Y", "tcp.analysis.retransmission or tcp.flags.syn==1", "-T", "fields", "-e", "tcp.flags.str"])
+        .args([
+            "-r",
+            path.to_str().unwrap(),
+            "-Y",
+            "tcp.analysis.retransmission or tcp.flags.syn==1",
+            "-T",
+            "fields",
+            "-e",
+            "tcp.flags.str",
+        ])
         .output()
     else {
         eprintln!("tshark not found on PATH: decode check skipped");
@@ -149,7 +162,8 @@ fn golden_records_of_a_reno_transfer_with_a_syn_loss() {
     let mut p = pair(link(1_500_000, ms(50), 25), 1);
     drop_on(&mut p.sim, p.up, LossRule::Syn { flow: 0, nth: 1 });
     drop_on(&mut p.sim, p.down, LossRule::Segment { flow: 0, to_server: false, seq: 1 + 3 * 1460, nth: 1 });
-    let cfg = TcpConfig { recovery: RecoveryKind::Reno, delayed_ack: None, initial_rto: ms(3_000), ..TcpConfig::default() };
+    let cfg =
+        TcpConfig { recovery: RecoveryKind::Reno, delayed_ack: None, initial_rto: ms(3_000), ..TcpConfig::default() };
     transfer(&mut p, &cfg, IwConfig::Fixed { segments: 4 }, 250, 50_000);
     let end = at(ms(30_000));
     run(&mut p.sim, end);

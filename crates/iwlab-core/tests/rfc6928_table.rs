@@ -15,10 +15,7 @@ fn rounds(iw: u32, n: u64) -> u64 {
     let rtt = ms(100);
     // 1 Tb/s: a 1500-byte packet serialises in 12 ns, "effectively infinite bandwidth".
     let mut p = pair(link(1_000_000_000_000, ms(50), 100_000), 1);
-    let cfg = TcpConfig {
-        delayed_ack: Some(DelayedAck { segments: 2, timeout: ms(10_000) }),
-        ..TcpConfig::default()
-    };
+    let cfg = TcpConfig { delayed_ack: Some(DelayedAck { segments: 2, timeout: ms(10_000) }), ..TcpConfig::default() };
     let log = transfer(&mut p, &cfg, IwConfig::Fixed { segments: iw }, 0, n * 1460);
     run(&mut p.sim, at(ms(60_000)));
     let log = log.lock().unwrap();

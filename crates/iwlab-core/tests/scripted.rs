@@ -26,13 +26,7 @@ impl Script {
     /// A client that completed its handshake at t = 100 ms (RTT 100 ms) and has
     /// written `segments` segments with IW `iw`.
     fn sender(recovery: RecoveryKind, sack: bool, iw: u32, segments: u64) -> (Script, Vec<Segment>) {
-        let cfg = TcpConfig {
-            mss: MSS as u32,
-            recovery,
-            sack,
-            delayed_ack: None,
-            ..TcpConfig::default()
-        };
+        let cfg = TcpConfig { mss: MSS as u32, recovery, sack, delayed_ack: None, ..TcpConfig::default() };
         let mut sc = Script {
             ep: Endpoint::client(&cfg, 1, None),
             iw: IwConfig::Fixed { segments: iw }.build(),
@@ -302,7 +296,13 @@ fn without_idle_restart_the_grown_cwnd_is_kept() {
     ep.on_segment(t, &synack, false, &mut iw, &mut out);
     for ack in (2..=10).map(s) {
         t += SimDuration::from_millis(1);
-        ep.on_segment(t, &Segment { seq: 1, ack, flags: Flags::ACK, wnd: 1 << 20, ..Default::default() }, false, &mut iw, &mut out);
+        ep.on_segment(
+            t,
+            &Segment { seq: 1, ack, flags: Flags::ACK, wnd: 1 << 20, ..Default::default() },
+            false,
+            &mut iw,
+            &mut out,
+        );
     }
     out.clear();
     ep.write(t + SimDuration::from_secs(2), 20_000, &mut iw, &mut out);

@@ -54,8 +54,10 @@ mod tests {
 
     #[test]
     fn same_seed_same_stream() {
-        let a: Vec<u64> = (0..4).map(|_| 0).scan(RngStreams::new(7).stream(StreamKind::Flow, 3), |r, _: u64| Some(r.gen())).collect();
-        let b: Vec<u64> = (0..4).map(|_| 0).scan(RngStreams::new(7).stream(StreamKind::Flow, 3), |r, _: u64| Some(r.gen())).collect();
+        let a: Vec<u64> =
+            (0..4).map(|_| 0).scan(RngStreams::new(7).stream(StreamKind::Flow, 3), |r, _: u64| Some(r.gen())).collect();
+        let b: Vec<u64> =
+            (0..4).map(|_| 0).scan(RngStreams::new(7).stream(StreamKind::Flow, 3), |r, _: u64| Some(r.gen())).collect();
         assert_eq!(a, b);
     }
 

@@ -38,35 +38,27 @@ impl LossStage {
     pub fn drops(&mut self, pkt: &Packet, rng: &mut SimRng) -> bool {
         let mut drop = false;
         for (rule, seen) in &mut self.rules {
-            let hit = match (rule, &pkt.payload) {
+            // Scripted rules count the transmissions they match and drop the nth.
+            let (matched, nth) = match (&*rule, &pkt.payload) {
                 (LossRule::Segment { flow, to_server, seq, nth }, Payload::Tcp { seg, to_server: dir }) => {
-                    if pkt.flow == *flow && dir == to_server && seg.seq == *seq && seg.len > 0 {
-                        *seen += 1;
-                        *seen == *nth
-                    } else {
-                        false
-                    }
+                    (pkt.flow == *flow && dir == to_server && seg.seq == *seq && seg.len > 0, *nth)
                 }
                 (LossRule::Syn { flow, nth }, Payload::Tcp { seg, .. }) => {
-                    if pkt.flow == *flow && seg.is_syn() && !seg.has_ack() {
-                        *seen += 1;
-                        *seen == *nth
-                    } else {
-                        false
-                    }
+                    (pkt.flow == *flow && seg.is_syn() && !seg.has_ack(), *nth)
                 }
                 (LossRule::SynAck { flow, nth }, Payload::Tcp { seg, .. }) => {
-                    if pkt.flow == *flow && seg.is_syn() && seg.has_ack() {
-                        *seen += 1;
-                        *seen == *nth
-                    } else {
-                        false
-                    }
+                    (pkt.flow == *flow && seg.is_syn() && seg.has_ack(), *nth)
                 }
-                (LossRule::Random { p }, _) => rng.gen::<f64>() < *p,
-                _ => false,
+                (LossRule::Random { p }, _) => {
+                    drop |= rng.gen::<f64>() < *p;
+                    continue;
+                }
+                _ => (false, 0),
             };
-            drop |= hit;
+            if matched {
+                *seen += 1;
+                drop |= *seen == nth;
+            }
         }
         drop
     }

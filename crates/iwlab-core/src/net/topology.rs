@@ -39,7 +39,14 @@ impl Topology {
 
     /// Adds a full-duplex link; returns the ports (a→b, b→a). Each direction gets its own
     /// random stream derived from `streams`.
-    pub fn connect(&mut self, a: NodeId, b: NodeId, ab: &LinkSpec, ba: &LinkSpec, streams: &RngStreams) -> (LinkId, LinkId) {
+    pub fn connect(
+        &mut self,
+        a: NodeId,
+        b: NodeId,
+        ab: &LinkSpec,
+        ba: &LinkSpec,
+        streams: &RngStreams,
+    ) -> (LinkId, LinkId) {
         let id_ab = self.ports.len() as LinkId;
         self.ports.push(Port::new(a, b, ab, streams.stream(StreamKind::Link, id_ab as u64)));
         let id_ba = self.ports.len() as LinkId;

@@ -4,8 +4,8 @@
 use super::app::AppId;
 use crate::engine::{RngStreams, Scheduler, SimDuration, SimTime};
 use crate::metrics::QueueSample;
-use crate::net::link::LinkCounters;
 use crate::metrics::{FlowLabel, Records};
+use crate::net::link::LinkCounters;
 use crate::net::packet::{Ecn, FlowId, LinkId, NodeId, Packet, Payload};
 use crate::net::queue::{QueueDisc, QueuedPkt, Verdict};
 use crate::net::topology::Topology;

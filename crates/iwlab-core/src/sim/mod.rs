@@ -4,8 +4,8 @@ pub mod app;
 pub mod core;
 
 pub use self::app::{AppId, Application};
-pub use self::core::{Accounting, ConnId, ConnSpec, Core, DropReason, Observer, PacketEvent, Side};
 use self::core::Event;
+pub use self::core::{Accounting, ConnId, ConnSpec, Core, DropReason, Observer, PacketEvent, Side};
 use crate::engine::{RngStreams, SimTime};
 use crate::net::topology::Topology;
 

@@ -133,7 +133,10 @@ impl TcpConfig {
             return Err(format!("tcp.rcv_wnd = {} bytes is below one MSS ({})", self.rcv_wnd, self.mss));
         }
         if self.initial_rcv_wnd.is_some_and(|w| w < self.mss as u64) {
-            return Err(format!("tcp.initial_rcv_wnd = {:?} bytes is below one MSS ({})", self.initial_rcv_wnd, self.mss));
+            return Err(format!(
+                "tcp.initial_rcv_wnd = {:?} bytes is below one MSS ({})",
+                self.initial_rcv_wnd, self.mss
+            ));
         }
         if self.recovery == RecoveryKind::Sack && !self.sack {
             return Err("tcp.recovery = \"sack\" needs tcp.sack = true".into());

@@ -30,7 +30,9 @@ pub enum State {
 pub enum AppEvent {
     Established,
     /// In-order bytes delivered so far (cumulative).
-    Delivered { total: u64 },
+    Delivered {
+        total: u64,
+    },
     /// Everything the application wrote has been acknowledged.
     AllAcked,
     /// The peer closed its direction.

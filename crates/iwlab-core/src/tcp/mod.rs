@@ -12,5 +12,5 @@ pub mod iw;
 pub mod receiver;
 pub mod recovery;
 pub mod rto;
-pub mod sender;
 pub mod segment;
+pub mod sender;

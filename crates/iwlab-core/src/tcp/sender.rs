@@ -253,9 +253,7 @@ impl Sender {
         if self.timestamps {
             // RFC 7323 §4.1: RTT from the echoed timestamp (immune to retransmission ambiguity).
             sample = match seg.ts {
-                Some((_, ecr)) if ecr != 0 => {
-                    Some(SimDuration::from_micros(ts_value(now).wrapping_sub(ecr) as u64))
-                }
+                Some((_, ecr)) if ecr != 0 => Some(SimDuration::from_micros(ts_value(now).wrapping_sub(ecr) as u64)),
                 _ => None,
             };
         }
@@ -477,5 +475,4 @@ impl Sender {
     pub fn outstanding_segments(&self) -> usize {
         self.outstanding.len()
     }
-
 }

@@ -211,9 +211,8 @@ impl<W: Write> PcapWriter<W> {
     /// `InvalidInput` before anything is written.
     pub fn write_packet(&mut self, at: SimTime, pkt: &Packet) -> io::Result<()> {
         let ns = at.as_nanos();
-        let secs = u32::try_from(ns / 1_000_000_000).map_err(|_| {
-            invalid(format!("packet uid {}: time {at} does not fit pcap's 32-bit seconds", pkt.uid))
-        })?;
+        let secs = u32::try_from(ns / 1_000_000_000)
+            .map_err(|_| invalid(format!("packet uid {}: time {at} does not fit pcap's 32-bit seconds", pkt.uid)))?;
         self.frame.clear();
         encode_frame(pkt, &self.config, &mut self.frame)?;
         let orig_len = ETH_HLEN as u32 + pkt.size;
@@ -281,10 +280,7 @@ pub fn encode_frame(pkt: &Packet, config: &PcapConfig, out: &mut Vec<u8>) -> io:
         )));
     }
     if pkt.size > u16::MAX as u32 {
-        return Err(invalid(format!(
-            "packet uid {}: size {} exceeds the IPv4 maximum of 65535",
-            pkt.uid, pkt.size
-        )));
+        return Err(invalid(format!("packet uid {}: size {} exceeds the IPv4 maximum of 65535", pkt.uid, pkt.size)));
     }
     let l4_len = l4_hlen + data_len as usize;
 
@@ -343,8 +339,7 @@ fn write_ipv4(out: &mut Vec<u8>, pkt: &Packet, proto: u8, src: [u8; 4], dst: [u8
 }
 
 fn write_tcp(out: &mut Vec<u8>, flow: FlowId, seg: &Segment, to_server: bool, cfg: &PcapConfig) {
-    let (own, peer) =
-        if to_server { (Side::Client, Side::Server) } else { (Side::Server, Side::Client) };
+    let (own, peer) = if to_server { (Side::Client, Side::Server) } else { (Side::Server, Side::Client) };
     let own_isn = flow_isn(flow, own);
     let peer_isn = flow_isn(flow, peer);
     let (sport, dport) = tcp_ports(flow, to_server, cfg.server_port);
@@ -509,13 +504,7 @@ mod tests {
     fn global_header_is_nanosecond_libpcap_2_4_ethernet() {
         let w = PcapWriter::new(Vec::new()).unwrap();
         let b = w.into_inner().unwrap();
-        assert_eq!(
-            b,
-            [
-                0x4d, 0x3c, 0xb2, 0xa1, 2, 0, 4, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff, 0, 0, 1, 0,
-                0, 0
-            ]
-        );
+        assert_eq!(b, [0x4d, 0x3c, 0xb2, 0xa1, 2, 0, 4, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff, 0, 0, 1, 0, 0, 0]);
     }
 
     #[test]
@@ -624,11 +613,7 @@ mod tests {
 
     #[test]
     fn flags_including_ece_and_cwr_are_copied() {
-        let seg = Segment {
-            flags: Flags::ACK | Flags::ECE | Flags::CWR | Flags::PSH,
-            len: 10,
-            ..Default::default()
-        };
+        let seg = Segment { flags: Flags::ACK | Flags::ECE | Flags::CWR | Flags::PSH, len: 10, ..Default::default() };
         let f = frame(&tcp_packet(0, 1, true, seg));
         let (_, tcp) = split(&f);
         assert_eq!(tcp[13], 0x10 | 0x40 | 0x80 | 0x08);
@@ -665,12 +650,7 @@ mod tests {
 
     #[test]
     fn mss_and_sack_permitted_without_timestamps_pad_like_linux() {
-        let syn = Segment {
-            flags: Flags::SYN,
-            mss: Some(536),
-            sack_permitted: true,
-            ..Default::default()
-        };
+        let syn = Segment { flags: Flags::SYN, mss: Some(536), sack_permitted: true, ..Default::default() };
         let f = frame(&tcp_packet(0, 1, true, syn));
         let (_, tcp) = split(&f);
         assert_eq!(&tcp[20..], &[2, 4, 0x02, 0x18, 1, 1, 4, 2]);
@@ -756,11 +736,8 @@ mod tests {
                 let (ip, tcp) = split(&f);
                 let hlen = (tcp[12] >> 4) as usize * 4;
                 assert_eq!(hlen, 20 + seg.options_len() as usize, "mask {mask} blocks {blocks}");
-                let kinds: Vec<u8> = parse_options(&tcp[20..hlen])
-                    .into_iter()
-                    .filter(|&(k, _)| k != 1)
-                    .map(|(k, _)| k)
-                    .collect();
+                let kinds: Vec<u8> =
+                    parse_options(&tcp[20..hlen]).into_iter().filter(|&(k, _)| k != 1).map(|(k, _)| k).collect();
                 let mut want = Vec::new();
                 if mask & 1 != 0 {
                     want.push(2);
@@ -782,8 +759,7 @@ mod tests {
 
     #[test]
     fn tcp_checksum_verifies_with_odd_payload() {
-        let f =
-            frame(&tcp_packet(0, 1, true, Segment { ts: Some((1, 2)), ..data_seg(1, 1, 1001) }));
+        let f = frame(&tcp_packet(0, 1, true, Segment { ts: Some((1, 2)), ..data_seg(1, 1, 1001) }));
         let (ip, tcp) = split(&f);
         assert_eq!(tcp.len(), 32 + 1001);
         assert!(tcp[32..].iter().all(|&b| b == 0));

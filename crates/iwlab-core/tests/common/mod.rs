@@ -170,7 +170,12 @@ pub fn drop_on(sim: &mut Simulation, port: LinkId, rule: LossRule) {
 }
 
 /// A dumbbell with `n` hosts per side on identical access links.
-pub fn dumbbell(n: usize, access: LinkSpec, bottleneck: LinkSpec, seed: u64) -> (Simulation, iwlab_core::net::dumbbell::Dumbbell) {
+pub fn dumbbell(
+    n: usize,
+    access: LinkSpec,
+    bottleneck: LinkSpec,
+    seed: u64,
+) -> (Simulation, iwlab_core::net::dumbbell::Dumbbell) {
     let spec = DumbbellSpec {
         left: vec![Access::symmetric(access.clone()); n],
         right: vec![Access::symmetric(access); n],

@@ -52,10 +52,7 @@ impl CodelConfig {
     /// Checks the ranges documented on each field; the message names field, value and range.
     pub fn validate(&self) -> Result<(), String> {
         if self.interval == SimDuration::ZERO {
-            return Err(format!(
-                "CoDel interval = {} is out of range; allowed: > 0",
-                self.interval
-            ));
+            return Err(format!("CoDel interval = {} is out of range; allowed: > 0", self.interval));
         }
         if self.target == SimDuration::ZERO || self.target >= self.interval {
             return Err(format!(
@@ -120,10 +117,7 @@ impl Codel {
         let Some(pkt) = self.fifo.pop() else {
             // Queue is empty: we can't be above target.
             self.first_above_time = None;
-            return DoDequeue {
-                pkt: None,
-                ok_to_drop: false,
-            };
+            return DoDequeue { pkt: None, ok_to_drop: false };
         };
         let sojourn_time = now.saturating_since(pkt.enqueued);
         let mut ok_to_drop = false;
@@ -137,10 +131,7 @@ impl Codel {
                 Some(t) => ok_to_drop = now >= t,
             }
         }
-        DoDequeue {
-            pkt: Some(pkt),
-            ok_to_drop,
-        }
+        DoDequeue { pkt: Some(pkt), ok_to_drop }
     }
 }
 
@@ -166,10 +157,7 @@ impl QueueDisc for Codel {
         if !self.fifo.fits(&pkt) {
             return Verdict::Dropped;
         }
-        self.fifo.push(QueuedPkt {
-            enqueued: now,
-            ..pkt
-        });
+        self.fifo.push(QueuedPkt { enqueued: now, ..pkt });
         Verdict::Enqueued
     }
 
@@ -214,9 +202,7 @@ impl QueueDisc for Codel {
             // delta > 1, since leaving and re-entering takes at least an interval.
             let delta = self.count.wrapping_sub(self.lastcount);
             self.count = 1;
-            if delta > 1
-                && now.saturating_since(self.drop_next) < self.cfg.interval.saturating_mul(16)
-            {
+            if delta > 1 && now.saturating_since(self.drop_next) < self.cfg.interval.saturating_mul(16) {
                 self.count = delta;
             }
             self.drop_next = self.control_law(now, self.count);
@@ -251,18 +237,10 @@ mod tests {
         SimTime::from_nanos(ns)
     }
     fn pkt(id: usize) -> QueuedPkt {
-        QueuedPkt {
-            id,
-            bytes: 1500,
-            ect: false,
-            enqueued: SimTime::ZERO,
-        }
+        QueuedPkt { id, bytes: 1500, ect: false, enqueued: SimTime::ZERO }
     }
     fn ect(id: usize) -> QueuedPkt {
-        QueuedPkt {
-            ect: true,
-            ..pkt(id)
-        }
+        QueuedPkt { ect: true, ..pkt(id) }
     }
     struct Run {
         q: Codel,
@@ -272,11 +250,7 @@ mod tests {
     impl Run {
         fn new(cfg: CodelConfig) -> Self {
             let rng = RngStreams::new(1).stream(StreamKind::Queue, 0);
-            Run {
-                q: Codel::new(cfg),
-                rng,
-                dropped: vec![],
-            }
+            Run { q: Codel::new(cfg), rng, dropped: vec![] }
         }
         fn put(&mut self, p: QueuedPkt, ns: u64) {
             assert_eq!(self.q.enqueue(p, at(ns), &mut self.rng), Verdict::Enqueued);
@@ -285,21 +259,13 @@ mod tests {
         fn take(&mut self, ns: u64) -> (Option<(usize, bool)>, Vec<usize>) {
             self.dropped.clear();
             let d = self.q.dequeue(at(ns), &mut self.dropped);
-            (
-                d.map(|d| (d.pkt.id, d.mark)),
-                self.dropped.iter().map(|p| p.id).collect(),
-            )
+            (d.map(|d| (d.pkt.id, d.mark)), self.dropped.iter().map(|p| p.id).collect())
         }
     }
 
     /// Every ms k ≥ 5: packet k arrives, then the one that arrived `lag_ms` earlier leaves.
     /// Returns each drop as (ms, id).
-    fn steady(
-        cfg: CodelConfig,
-        lag_ms: u64,
-        until_ms: u64,
-        make: fn(usize) -> QueuedPkt,
-    ) -> Vec<(u64, usize)> {
+    fn steady(cfg: CodelConfig, lag_ms: u64, until_ms: u64, make: fn(usize) -> QueuedPkt) -> Vec<(u64, usize)> {
         let mut run = Run::new(cfg);
         for k in 0..lag_ms {
             run.put(make(k as usize), k * MS);
@@ -377,10 +343,7 @@ mod tests {
         assert_eq!(q.control_law(at(0), 3), at(I_SQRT3));
         assert_eq!(q.control_law(at(7), 4), at(7 + 50 * MS));
         assert_eq!(q.control_law(at(0), 100), at(10 * MS));
-        assert_eq!(
-            (isqrt(0), isqrt(1), isqrt(15), isqrt(16), isqrt(u128::MAX)),
-            (0, 1, 3, 4, u64::MAX as u128)
-        );
+        assert_eq!((isqrt(0), isqrt(1), isqrt(15), isqrt(16), isqrt(u128::MAX)), (0, 1, 3, 4, u64::MAX as u128));
     }
 
     /// Three drops (count 3, lastcount 1, drop_next = 210 ms + 100 ms/√2 + 100 ms/√3
@@ -439,10 +402,7 @@ mod tests {
         // leaving 1500 bytes queued: ≤ 1514, never a drop. With mtu 1499 the first drop is
         // one interval after the first above-target dequeue (10 ms): packet 10 at 110 ms.
         let every_10ms = |mtu| {
-            let mut run = Run::new(CodelConfig {
-                mtu,
-                ..CodelConfig::default()
-            });
+            let mut run = Run::new(CodelConfig { mtu, ..CodelConfig::default() });
             run.put(pkt(0), 0);
             let mut drops = vec![];
             for k in 1..100u64 {
@@ -457,10 +417,7 @@ mod tests {
 
     #[test]
     fn with_ecn_ect_packets_are_marked_and_delivered_instead_of_dropped() {
-        let cfg = CodelConfig {
-            ecn: true,
-            ..CodelConfig::default()
-        };
+        let cfg = CodelConfig { ecn: true, ..CodelConfig::default() };
         assert_eq!(steady(cfg.clone(), 5, 1000, ect), []);
         let mut run = standing_queue(cfg.clone(), ect);
         run.take(10 * MS);
@@ -476,10 +433,7 @@ mod tests {
 
     #[test]
     fn the_hard_limit_drops_arrivals() {
-        let mut run = Run::new(CodelConfig {
-            limit: Limit::Packets(2),
-            ..CodelConfig::default()
-        });
+        let mut run = Run::new(CodelConfig { limit: Limit::Packets(2), ..CodelConfig::default() });
         run.put(pkt(0), 0);
         run.put(pkt(1), 0);
         assert_eq!(run.q.enqueue(ect(2), at(0), &mut run.rng), Verdict::Dropped);
@@ -500,10 +454,7 @@ mod tests {
     #[test]
     fn validate_names_the_field_value_and_range() {
         assert_eq!(CodelConfig::default().validate(), Ok(()));
-        let bad = CodelConfig {
-            target: SimDuration::from_millis(100),
-            ..CodelConfig::default()
-        };
+        let bad = CodelConfig { target: SimDuration::from_millis(100), ..CodelConfig::default() };
         assert_eq!(
             bad.validate().unwrap_err(),
             "CoDel target = 0.100000000s is out of range; \

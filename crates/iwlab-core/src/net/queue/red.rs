@@ -83,9 +83,8 @@ impl Default for RedConfig {
 impl RedConfig {
     /// Checks the ranges documented on each field; the message names field, value and range.
     pub fn validate(&self) -> Result<(), String> {
-        let bad = |f: &str, v: &dyn std::fmt::Display, r: &str| {
-            Err(format!("RED {f} = {v} is out of range; allowed: {r}"))
-        };
+        let bad =
+            |f: &str, v: &dyn std::fmt::Display, r: &str| Err(format!("RED {f} = {v} is out of range; allowed: {r}"));
         if self.min_th.is_nan() || self.min_th < 0.0 {
             return bad("min_th", &self.min_th, ">= 0");
         }
@@ -140,11 +139,7 @@ impl Red {
 
     /// Thresholds in the unit of the average (bytes in byte mode).
     fn thresholds(&self) -> (f64, f64) {
-        let unit = if self.cfg.byte_mode {
-            self.cfg.mean_pkt_size as f64
-        } else {
-            1.0
-        };
+        let unit = if self.cfg.byte_mode { self.cfg.mean_pkt_size as f64 } else { 1.0 };
         (self.cfg.min_th * unit, self.cfg.max_th * unit)
     }
 
@@ -176,11 +171,7 @@ impl Red {
             return 1.0;
         };
         // Byte mode (F&J §4): p_b ← p_b · size / mean size (ns-2 divides by mean_pktsize_).
-        let p_b = if self.cfg.byte_mode {
-            p_b * pkt_bytes as f64 / self.cfg.mean_pkt_size as f64
-        } else {
-            p_b
-        };
+        let p_b = if self.cfg.byte_mode { p_b * pkt_bytes as f64 / self.cfg.mean_pkt_size as f64 } else { p_b };
         // F&J §7 uniformisation: p_a = p_b / (1 − count·p_b), so that the number of arrivals
         // between drops is uniform on 1..=1/p_b; once count·p_b ≥ 1 the drop is certain.
         let c = count as f64 * p_b;
@@ -301,26 +292,14 @@ mod tests {
         RngStreams::new(seed).stream(StreamKind::Queue, 0)
     }
     fn pkt(id: usize) -> QueuedPkt {
-        QueuedPkt {
-            id,
-            bytes: 1000,
-            ect: false,
-            enqueued: T0,
-        }
+        QueuedPkt { id, bytes: 1000, ect: false, enqueued: T0 }
     }
     fn ect(id: usize) -> QueuedPkt {
-        QueuedPkt {
-            ect: true,
-            ..pkt(id)
-        }
+        QueuedPkt { ect: true, ..pkt(id) }
     }
     /// min_th 5, max_th 15, max_p 0.1, non-gentle, 100-packet limit, 1000-byte mean packet.
     fn cfg() -> RedConfig {
-        RedConfig {
-            limit: Limit::Packets(100),
-            gentle: false,
-            ..RedConfig::default()
-        }
+        RedConfig { limit: Limit::Packets(100), gentle: false, ..RedConfig::default() }
     }
     /// A RED whose average is the instantaneous queue (w_q = 1), holding `n` packets.
     fn holding(cfg: RedConfig, n: usize) -> Red {
@@ -404,13 +383,7 @@ mod tests {
     #[test]
     fn below_min_th_nothing_is_ever_dropped() {
         // avg = 4 < min_th = 5, even with max_p = 1.
-        let mut q = holding(
-            RedConfig {
-                max_p: 1.0,
-                ..cfg()
-            },
-            4,
-        );
+        let mut q = holding(RedConfig { max_p: 1.0, ..cfg() }, 4);
         let vs = offer(&mut q, 10_000, pkt, &mut rng(1));
         assert_eq!(tally(&vs, Verdict::Enqueued), 10_000);
     }
@@ -435,13 +408,7 @@ mod tests {
     #[test]
     fn byte_mode_scales_p_b_by_packet_size_over_mean_size() {
         // Thresholds 5000 / 15000 bytes; avg 10 000 B → p_b = 0.05, × 500/1000 or × 1500/1000.
-        let q = Red::new(
-            RedConfig {
-                byte_mode: true,
-                ..cfg()
-            },
-            MBPS_10,
-        );
+        let q = Red::new(RedConfig { byte_mode: true, ..cfg() }, MBPS_10);
         assert!((q.drop_probability(10_000.0, 0, 1000) - 0.05).abs() < 1e-15);
         assert!((q.drop_probability(10_000.0, 0, 500) - 0.025).abs() < 1e-15);
         assert!((q.drop_probability(10_000.0, 0, 1500) - 0.075).abs() < 1e-15);
@@ -451,14 +418,7 @@ mod tests {
     #[test]
     fn byte_mode_averages_bytes() {
         // w_q = 1/2, 1000-byte arrivals see q = 0, 1000, 2000 bytes: 0 → 500 → 1250.
-        let mut q = Red::new(
-            RedConfig {
-                byte_mode: true,
-                w_q: 0.5,
-                ..cfg()
-            },
-            MBPS_10,
-        );
+        let mut q = Red::new(RedConfig { byte_mode: true, w_q: 0.5, ..cfg() }, MBPS_10);
         let mut r = rng(1);
         for id in 0..3 {
             q.enqueue(pkt(id), T0, &mut r);
@@ -469,13 +429,7 @@ mod tests {
     #[test]
     fn between_max_th_and_twice_max_th_gentle_rises_to_one_where_plain_red_drops_all() {
         let plain = Red::new(cfg(), MBPS_10);
-        let gentle = Red::new(
-            RedConfig {
-                gentle: true,
-                ..cfg()
-            },
-            MBPS_10,
-        );
+        let gentle = Red::new(RedConfig { gentle: true, ..cfg() }, MBPS_10);
         // Plain RED: every arrival at avg ≥ max_th = 15.
         assert_eq!(plain.drop_probability(15.0, 0, 1000), 1.0);
         assert_eq!(plain.drop_probability(20.0, 0, 1000), 1.0);
@@ -494,37 +448,19 @@ mod tests {
         let mut plain = holding(cfg(), 20);
         let vs = offer(&mut plain, 1000, pkt, &mut r);
         assert_eq!(tally(&vs, Verdict::Dropped), 1000);
-        let mut gentle = holding(
-            RedConfig {
-                gentle: true,
-                ..cfg()
-            },
-            20,
-        );
+        let mut gentle = holding(RedConfig { gentle: true, ..cfg() }, 20);
         let vs = offer(&mut gentle, 1000, pkt, &mut r);
         let drops = tally(&vs, Verdict::Dropped);
         assert!(drops > 0 && drops < 1000, "{drops}");
         // ... and all of them at avg ≥ 2·max_th = 30.
-        let mut gentle = holding(
-            RedConfig {
-                gentle: true,
-                ..cfg()
-            },
-            30,
-        );
+        let mut gentle = holding(RedConfig { gentle: true, ..cfg() }, 30);
         let vs = offer(&mut gentle, 1000, pkt, &mut r);
         assert_eq!(tally(&vs, Verdict::Dropped), 1000);
     }
 
     #[test]
     fn the_hard_limit_forces_a_drop_even_below_min_th_and_even_for_ect_packets() {
-        let c = RedConfig {
-            limit: Limit::Packets(3),
-            min_th: 100.0,
-            max_th: 200.0,
-            ecn: true,
-            ..cfg()
-        };
+        let c = RedConfig { limit: Limit::Packets(3), min_th: 100.0, max_th: 200.0, ecn: true, ..cfg() };
         let mut q = Red::new(c, MBPS_10);
         let mut r = rng(1);
         for id in 0..3 {
@@ -577,10 +513,7 @@ mod tests {
         let drops = tally(&vs, Verdict::Dropped) as f64;
         let expected = n as f64 * p;
         let tol = 4.0 * (n as f64 * p * (1.0 - p)).sqrt();
-        assert!(
-            (drops - expected).abs() <= tol,
-            "{drops} drops, expected {expected} ± {tol}"
-        );
+        assert!((drops - expected).abs() <= tol, "{drops} drops, expected {expected} ± {tol}");
         // Uniformisation: never more than 1/p_b = 20 arrivals from one drop to the next.
         let mut gap = 0;
         for v in &vs {
@@ -595,18 +528,8 @@ mod tests {
     #[test]
     fn validate_names_the_field_value_and_range() {
         assert_eq!(RedConfig::default().validate(), Ok(()));
-        let e = RedConfig {
-            max_th: 3.0,
-            ..RedConfig::default()
-        }
-        .validate()
-        .unwrap_err();
+        let e = RedConfig { max_th: 3.0, ..RedConfig::default() }.validate().unwrap_err();
         assert_eq!(e, "RED max_th = 3 is out of range; allowed: >= min_th");
-        assert!(RedConfig {
-            w_q: 1.5,
-            ..RedConfig::default()
-        }
-        .validate()
-        .is_err());
+        assert!(RedConfig { w_q: 1.5, ..RedConfig::default() }.validate().is_err());
     }
 }

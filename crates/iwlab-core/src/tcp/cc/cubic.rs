@@ -362,13 +362,8 @@ mod tests {
         assert!((t_k - k).abs() <= 0.1);
         assert!((cwnd_at_k - 100.0).abs() < 1.0, "cwnd at t≈K is {cwnd_at_k}");
         // Growth per second over one-second steps: falling before K, rising after it.
-        let per_second: Vec<(f64, f64)> = samples
-            .iter()
-            .step_by(5)
-            .collect::<Vec<_>>()
-            .windows(2)
-            .map(|p| (p[0].0, p[1].1 - p[0].1))
-            .collect();
+        let per_second: Vec<(f64, f64)> =
+            samples.iter().step_by(5).collect::<Vec<_>>().windows(2).map(|p| (p[0].0, p[1].1 - p[0].1)).collect();
         for d in per_second.windows(2) {
             let (t0, g0) = d[0];
             let (t1, g1) = d[1];

@@ -65,7 +65,11 @@ mod tests {
         IwContext { mss: 1460, dst, declared_size: None, now: SimTime::ZERO + SimDuration::from_millis(t_ms) }
     }
     fn loss(dst: NodeId, t_ms: u64, bytes_sent: u64) -> IwEvent {
-        IwEvent { dst, now: SimTime::ZERO + SimDuration::from_millis(t_ms), kind: IwEventKind::LossInInitialWindow { bytes_sent } }
+        IwEvent {
+            dst,
+            now: SimTime::ZERO + SimDuration::from_millis(t_ms),
+            kind: IwEventKind::LossInInitialWindow { bytes_sent },
+        }
     }
 
     #[test]

@@ -92,9 +92,7 @@ impl IwConfig {
             IwConfig::Rfc3390 => AnyIw::Rfc3390(Rfc3390),
             IwConfig::Rfc6928 => AnyIw::Rfc6928(Rfc6928),
             IwConfig::Rfc6928Fallback { expiry } => AnyIw::Rfc6928Fallback(Rfc6928Fallback::new(expiry)),
-            IwConfig::SizeBased { theta_bytes, v, min_iw } => {
-                AnyIw::SizeBased(SizeBased::new(theta_bytes, v, min_iw))
-            }
+            IwConfig::SizeBased { theta_bytes, v, min_iw } => AnyIw::SizeBased(SizeBased::new(theta_bytes, v, min_iw)),
         }
     }
 }

@@ -6,9 +6,9 @@ pub mod newreno;
 pub mod reno;
 pub mod sack;
 
+use super::cc::CongestionControl;
 use super::config::RecoveryKind;
 use super::sender::{Sender, TxSeg};
-use super::cc::CongestionControl;
 use crate::engine::SimTime;
 
 /// A duplicate ACK arrived (`s.dupacks` already counts it).

@@ -133,10 +133,7 @@ mod tests {
             assert!(by_name(name).is_ok(), "{name}");
             assert!(points(name).is_some());
         }
-        assert_err(
-            by_name("hadoop"),
-            &["\"hadoop\"", "expected one of: websearch, datamining"],
-        );
+        assert_err(by_name("hadoop"), &["\"hadoop\"", "expected one of: websearch, datamining"]);
         assert_err(by_name(""), &["is not a built-in CDF"]);
         assert_eq!(points("WebSearch"), None);
     }

@@ -30,11 +30,7 @@ impl<D: SizeDist> Clamped<D> {
         let (s_lo, s_hi) = inner.support();
         if let Some(m) = min {
             if !(m.is_finite() && m >= 0.0) {
-                return Err(DistError::param(
-                    &format!("{name}.min"),
-                    m,
-                    ">= 0 (and finite)",
-                ));
+                return Err(DistError::param(&format!("{name}.min"), m, ">= 0 (and finite)"));
             }
             if m >= s_hi {
                 return Err(DistError::param(
@@ -46,11 +42,7 @@ impl<D: SizeDist> Clamped<D> {
         }
         if let Some(c) = cap {
             if !c.is_finite() {
-                return Err(DistError::param(
-                    &format!("{name}.cap"),
-                    c,
-                    "a finite number",
-                ));
+                return Err(DistError::param(&format!("{name}.cap"), c, "a finite number"));
             }
             if c <= s_lo {
                 return Err(DistError::param(
@@ -61,19 +53,11 @@ impl<D: SizeDist> Clamped<D> {
             }
             if let Some(m) = min {
                 if c < m {
-                    return Err(DistError::param(
-                        &format!("{name}.cap"),
-                        c,
-                        format_args!(">= {name}.min = {m}"),
-                    ));
+                    return Err(DistError::param(&format!("{name}.cap"), c, format_args!(">= {name}.min = {m}")));
                 }
             }
         }
-        Ok(Clamped {
-            inner,
-            lo: min.unwrap_or(f64::NEG_INFINITY),
-            hi: cap.unwrap_or(f64::INFINITY),
-        })
+        Ok(Clamped { inner, lo: min.unwrap_or(f64::NEG_INFINITY), hi: cap.unwrap_or(f64::INFINITY) })
     }
 }
 
@@ -182,29 +166,14 @@ mod tests {
     #[test]
     fn bad_bounds_are_errors() {
         let p = Pareto::new(1.2, 1122.46).unwrap();
-        assert_err(
-            Clamped::new(p, None, Some(1000.0)),
-            &["pareto.cap = 1000", "expected > 1122.46"],
-        );
+        assert_err(Clamped::new(p, None, Some(1000.0)), &["pareto.cap = 1000", "expected > 1122.46"]);
         assert_err(Clamped::new(p, None, Some(-1.0)), &["pareto.cap = -1"]);
         assert_err(Clamped::new(p, None, Some(f64::NAN)), &["pareto.cap = NaN"]);
-        assert_err(
-            Clamped::new(p, Some(5000.0), Some(4000.0)),
-            &["pareto.cap = 4000", ">= pareto.min = 5000"],
-        );
-        assert_err(
-            Clamped::new(p, Some(-1.0), None),
-            &["pareto.min = -1", ">= 0"],
-        );
+        assert_err(Clamped::new(p, Some(5000.0), Some(4000.0)), &["pareto.cap = 4000", ">= pareto.min = 5000"]);
+        assert_err(Clamped::new(p, Some(-1.0), None), &["pareto.min = -1", ">= 0"]);
         let u = Uniform::new(1.0, 5.0).unwrap();
-        assert_err(
-            Clamped::new(u, Some(5.0), None),
-            &["uniform.min = 5", "< 5"],
-        );
-        assert_err(
-            Clamped::new(u, None, Some(1.0)),
-            &["uniform.cap = 1", "> 1"],
-        );
+        assert_err(Clamped::new(u, Some(5.0), None), &["uniform.min = 5", "< 5"]);
+        assert_err(Clamped::new(u, None, Some(1.0)), &["uniform.cap = 1", "> 1"]);
         // Both absent is allowed (a no-op).
         assert!(Clamped::new(u, None, None).is_ok());
     }

@@ -12,9 +12,7 @@ pub struct Constant {
 impl Constant {
     /// `value` must be finite and ≥ 0.
     pub fn new(value: f64) -> Result<Self, DistError> {
-        Ok(Constant {
-            value: check_non_negative("constant.value", value)?,
-        })
+        Ok(Constant { value: check_non_negative("constant.value", value)? })
     }
     pub fn value(&self) -> f64 {
         self.value
@@ -68,10 +66,7 @@ mod tests {
 
     #[test]
     fn negative_or_non_finite_values_are_errors() {
-        assert_err(
-            Constant::new(-1.0),
-            &["constant.value = -1", "expected >= 0"],
-        );
+        assert_err(Constant::new(-1.0), &["constant.value = -1", "expected >= 0"]);
         assert_err(Constant::new(f64::NAN), &["constant.value = NaN"]);
         assert_err(Constant::new(f64::INFINITY), &["constant.value = inf"]);
     }

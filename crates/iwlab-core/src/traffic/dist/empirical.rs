@@ -33,11 +33,7 @@ pub struct Empirical {
 impl Empirical {
     /// From (value, cdf) points; errors name the point by its 1-based position.
     pub fn new(points: &[(f64, f64)]) -> Result<Self, DistError> {
-        let rows: Vec<(usize, f64, f64)> = points
-            .iter()
-            .enumerate()
-            .map(|(i, &(v, p))| (i + 1, v, p))
-            .collect();
+        let rows: Vec<(usize, f64, f64)> = points.iter().enumerate().map(|(i, &(v, p))| (i + 1, v, p)).collect();
         Self::validate(&rows, "empirical CDF", "point")
     }
 
@@ -50,8 +46,7 @@ impl Empirical {
     pub fn from_file(path: impl AsRef<Path>) -> Result<Self, DistError> {
         let path = path.as_ref();
         let ctx = format!("empirical CDF file {}", path.display());
-        let text = std::fs::read_to_string(path)
-            .map_err(|e| DistError::new(format!("{ctx}: cannot read: {e}")))?;
+        let text = std::fs::read_to_string(path).map_err(|e| DistError::new(format!("{ctx}: cannot read: {e}")))?;
         Self::parse(&text, &ctx)
     }
 
@@ -98,10 +93,7 @@ impl Empirical {
             }
             let num = |k: usize, what: &str| {
                 nums[k].ok_or_else(|| {
-                    DistError::new(format!(
-                        "{ctx} line {line_no}: {what} {:?} is not a number",
-                        fields[k]
-                    ))
+                    DistError::new(format!("{ctx} line {line_no}: {what} {:?} is not a number", fields[k]))
                 })
             };
             rows.push((line_no, num(0, "value")?, num(1, "cdf")?));
@@ -121,14 +113,10 @@ impl Empirical {
         for (k, &(pos, v, p)) in rows.iter().enumerate() {
             let at = format!("{ctx} {unit} {pos}");
             if !(v.is_finite() && v >= 0.0) {
-                return Err(DistError::new(format!(
-                    "{at}: value = {v} is not allowed; expected >= 0 (and finite)"
-                )));
+                return Err(DistError::new(format!("{at}: value = {v} is not allowed; expected >= 0 (and finite)")));
             }
             if !(0.0..=1.0).contains(&p) {
-                return Err(DistError::new(format!(
-                    "{at}: cdf = {p} is not allowed; expected 0 <= cdf <= 1"
-                )));
+                return Err(DistError::new(format!("{at}: cdf = {p} is not allowed; expected 0 <= cdf <= 1")));
             }
             if k > 0 {
                 let (prev_pos, pv, pp) = rows[k - 1];
@@ -255,10 +243,7 @@ mod tests {
     fn csv_with_header_comments_and_blank_lines() {
         let text = "# a test CDF\nsize_bytes, cdf\n\n0,0\n1000, 0.5   # half below 1 kB\n3000,1\n";
         let d = Empirical::from_csv(text).unwrap();
-        assert_eq!(
-            d.points().collect::<Vec<_>>(),
-            vec![(0.0, 0.0), (1000.0, 0.5), (3000.0, 1.0)]
-        );
+        assert_eq!(d.points().collect::<Vec<_>>(), vec![(0.0, 0.0), (1000.0, 0.5), (3000.0, 1.0)]);
         let no_header = Empirical::from_csv("0,0\n1000,0.5\n3000,1").unwrap();
         assert_eq!(d, no_header);
         // Rounding in the last probability is tolerated and snapped to 1.
@@ -273,10 +258,7 @@ mod tests {
         let d = Empirical::from_file(&path).unwrap();
         std::fs::remove_file(&path).unwrap();
         assert_eq!(d.median(), Some(5.0));
-        assert_err(
-            Empirical::from_file(&path),
-            &["empirical CDF file", "iwlab-dist-test", "cannot read"],
-        );
+        assert_err(Empirical::from_file(&path), &["empirical CDF file", "iwlab-dist-test", "cannot read"]);
     }
 
     #[test]
@@ -296,55 +278,25 @@ mod tests {
             ("", &["no points"]),
             ("# only a comment\n\n", &["no points"]),
             ("value,cdf\n", &["no points"]),
-            (
-                "0,0\n100,0.5\n50,1\n",
-                &[
-                    "line 3",
-                    "value = 50",
-                    "expected > 100",
-                    "line 2",
-                    "strictly increasing",
-                ],
-            ),
-            (
-                "0,0\n100,0.5\n100,1\n",
-                &["line 3", "value = 100", "expected > 100"],
-            ),
-            (
-                "0,0\n100,0.6\n200,0.4\n300,1\n",
-                &["line 3", "cdf = 0.4", "expected >= 0.6", "non-decreasing"],
-            ),
-            (
-                "0,0\n100,0.5\n200,0.97\n",
-                &["line 3", "cdf = 0.97", "expected 1"],
-            ),
+            ("0,0\n100,0.5\n50,1\n", &["line 3", "value = 50", "expected > 100", "line 2", "strictly increasing"]),
+            ("0,0\n100,0.5\n100,1\n", &["line 3", "value = 100", "expected > 100"]),
+            ("0,0\n100,0.6\n200,0.4\n300,1\n", &["line 3", "cdf = 0.4", "expected >= 0.6", "non-decreasing"]),
+            ("0,0\n100,0.5\n200,0.97\n", &["line 3", "cdf = 0.97", "expected 1"]),
             ("0,0\n100,1.5\n", &["line 2", "cdf = 1.5", "0 <= cdf <= 1"]),
             ("0,-0.1\n100,1\n", &["line 1", "cdf = -0.1"]),
             ("-5,0\n100,1\n", &["line 1", "value = -5", ">= 0"]),
-            (
-                "0,0\n100 1\n",
-                &["line 2", "expected 2 comma-separated fields", "found 1"],
-            ),
+            ("0,0\n100 1\n", &["line 2", "expected 2 comma-separated fields", "found 1"]),
             ("0,0\n100,1,7\n", &["line 2", "found 3"]),
             ("0,0\n1e3,abc\n", &["line 2", "cdf \"abc\" is not a number"]),
             ("0,0\nten,1\n", &["line 2", "value \"ten\" is not a number"]),
-            (
-                "10o,0.1\n20,1\n",
-                &["line 1", "value \"10o\" is not a number"],
-            ),
+            ("10o,0.1\n20,1\n", &["line 1", "value \"10o\" is not a number"]),
             ("0,0\nnan,1\n", &["line 2", "value = NaN"]),
         ];
         for (text, needles) in cases {
             assert_err(Empirical::from_csv(text), needles);
         }
         assert_err(Empirical::new(&[]), &["no points"]);
-        assert_err(
-            Empirical::new(&[(0.0, 0.0), (5.0, 0.5)]),
-            &["point 2", "cdf = 0.5", "expected 1"],
-        );
-        assert_err(
-            Empirical::new(&[(5.0, 0.0), (5.0, 1.0)]),
-            &["point 2", "value = 5", "point 1"],
-        );
+        assert_err(Empirical::new(&[(0.0, 0.0), (5.0, 0.5)]), &["point 2", "cdf = 0.5", "expected 1"]);
+        assert_err(Empirical::new(&[(5.0, 0.0), (5.0, 1.0)]), &["point 2", "value = 5", "point 1"]);
     }
 }

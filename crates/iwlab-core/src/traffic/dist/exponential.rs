@@ -16,9 +16,8 @@ impl Exponential {
     /// `mean` finite and > 0.
     pub fn new(mean: f64) -> Result<Self, DistError> {
         let mean = check_positive("exponential.mean", mean)?;
-        let exp = rand_distr::Exp::new(1.0 / mean).map_err(|_| {
-            DistError::param("exponential.mean", mean, "> 0 with a finite rate 1/mean")
-        })?;
+        let exp = rand_distr::Exp::new(1.0 / mean)
+            .map_err(|_| DistError::param("exponential.mean", mean, "> 0 with a finite rate 1/mean"))?;
         Ok(Exponential { mean, exp })
     }
     pub fn mean_value(&self) -> f64 {
@@ -39,11 +38,7 @@ impl SizeDist for Exponential {
     }
     fn limited_mean(&self, x: f64) -> Option<f64> {
         // E[min(X, x)] = ∫_0^x e^{−t/m} dt = m·(1 − e^{−x/m})
-        Some(if x <= 0.0 {
-            x
-        } else {
-            -self.mean * (-x / self.mean).exp_m1()
-        })
+        Some(if x <= 0.0 { x } else { -self.mean * (-x / self.mean).exp_m1() })
     }
     fn support(&self) -> (f64, f64) {
         (0.0, f64::INFINITY)
@@ -78,10 +73,7 @@ mod tests {
 
     #[test]
     fn non_positive_mean_is_an_error() {
-        assert_err(
-            Exponential::new(0.0),
-            &["exponential.mean = 0", "expected > 0"],
-        );
+        assert_err(Exponential::new(0.0), &["exponential.mean = 0", "expected > 0"]);
         assert_err(Exponential::new(-3.0), &["exponential.mean = -3"]);
         assert_err(Exponential::new(f64::NAN), &["exponential.mean = NaN"]);
     }

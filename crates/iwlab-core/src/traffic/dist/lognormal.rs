@@ -23,11 +23,8 @@ impl LogNormal {
     pub fn new(mu: f64, sigma: f64) -> Result<Self, DistError> {
         let mu = check_finite("lognormal.mu", mu)?;
         let sigma = check_positive("lognormal.sigma", sigma)?;
-        let inner = rand_distr::LogNormal::new(mu, sigma).map_err(|e| {
-            DistError::new(format!(
-                "lognormal: mu = {mu}, sigma = {sigma} rejected: {e}"
-            ))
-        })?;
+        let inner = rand_distr::LogNormal::new(mu, sigma)
+            .map_err(|e| DistError::new(format!("lognormal: mu = {mu}, sigma = {sigma} rejected: {e}")))?;
         Ok(LogNormal { mu, sigma, inner })
     }
 
@@ -39,9 +36,7 @@ impl LogNormal {
             return Err(DistError::param(
                 "lognormal.mean",
                 mean,
-                format_args!(
-                    "> lognormal.median = {median} (a lognormal's mean exceeds its median)"
-                ),
+                format_args!("> lognormal.median = {median} (a lognormal's mean exceeds its median)"),
             ));
         }
         let sigma = (2.0 * (mean / median).ln()).sqrt();
@@ -132,26 +127,11 @@ mod tests {
 
     #[test]
     fn bad_parameters_are_errors() {
-        assert_err(
-            LogNormal::new(0.0, 0.0),
-            &["lognormal.sigma = 0", "expected > 0"],
-        );
+        assert_err(LogNormal::new(0.0, 0.0), &["lognormal.sigma = 0", "expected > 0"]);
         assert_err(LogNormal::new(0.0, -1.0), &["lognormal.sigma = -1"]);
-        assert_err(
-            LogNormal::new(f64::NAN, 1.0),
-            &["lognormal.mu = NaN", "finite"],
-        );
-        assert_err(
-            LogNormal::from_mean_median(1000.0, 0.0),
-            &["lognormal.median = 0"],
-        );
-        assert_err(
-            LogNormal::from_mean_median(-1.0, 10.0),
-            &["lognormal.mean = -1"],
-        );
-        assert_err(
-            LogNormal::from_mean_median(10.0, 10.0),
-            &["lognormal.mean = 10", "> lognormal.median = 10"],
-        );
+        assert_err(LogNormal::new(f64::NAN, 1.0), &["lognormal.mu = NaN", "finite"]);
+        assert_err(LogNormal::from_mean_median(1000.0, 0.0), &["lognormal.median = 0"]);
+        assert_err(LogNormal::from_mean_median(-1.0, 10.0), &["lognormal.mean = -1"]);
+        assert_err(LogNormal::from_mean_median(10.0, 10.0), &["lognormal.mean = 10", "> lognormal.median = 10"]);
     }
 }

@@ -18,10 +18,7 @@ pub struct Lomax {
 impl Lomax {
     /// `shape` (α) and `scale` (λ) finite and > 0.
     pub fn new(shape: f64, scale: f64) -> Result<Self, DistError> {
-        Ok(Lomax {
-            shape: check_positive("lomax.shape", shape)?,
-            scale: check_positive("lomax.scale", scale)?,
-        })
+        Ok(Lomax { shape: check_positive("lomax.shape", shape)?, scale: check_positive("lomax.scale", scale)? })
     }
     pub fn shape(&self) -> f64 {
         self.shape
@@ -56,11 +53,7 @@ impl SizeDist for Lomax {
             return self.mean();
         }
         let ln1p = (x / l).ln_1p();
-        Some(if a == 1.0 {
-            l * ln1p
-        } else {
-            -l * ((1.0 - a) * ln1p).exp_m1() / (a - 1.0)
-        })
+        Some(if a == 1.0 { l * ln1p } else { -l * ((1.0 - a) * ln1p).exp_m1() / (a - 1.0) })
     }
     fn support(&self) -> (f64, f64) {
         (0.0, f64::INFINITY)

@@ -93,18 +93,14 @@ pub struct DistError {
 
 impl DistError {
     pub fn new(message: impl Into<String>) -> Self {
-        DistError {
-            message: message.into(),
-        }
+        DistError { message: message.into() }
     }
     pub fn message(&self) -> &str {
         &self.message
     }
     /// `field = value is not allowed; expected …`.
     pub(crate) fn param(field: &str, value: f64, expected: impl fmt::Display) -> Self {
-        DistError::new(format!(
-            "{field} = {value} is not allowed; expected {expected}"
-        ))
+        DistError::new(format!("{field} = {value} is not allowed; expected {expected}"))
     }
 }
 
@@ -178,26 +174,14 @@ pub enum DistConfig {
     /// Piecewise-linear empirical CDF.
     Empirical { source: CdfSource },
     /// `inner` with draws clamped to [min, cap].
-    Clamped {
-        inner: Box<DistConfig>,
-        min: Option<f64>,
-        cap: Option<f64>,
-    },
+    Clamped { inner: Box<DistConfig>, min: Option<f64>, cap: Option<f64> },
 }
 
 impl DistConfig {
     /// The names of the distribution kinds, as [`DistConfig::kind`] and [`SizeDist::name`]
     /// report them.
-    pub const NAMES: &'static [&'static str] = &[
-        "constant",
-        "uniform",
-        "exponential",
-        "pareto",
-        "lomax",
-        "lognormal",
-        "weibull",
-        "empirical",
-    ];
+    pub const NAMES: &'static [&'static str] =
+        &["constant", "uniform", "exponential", "pareto", "lomax", "lognormal", "weibull", "empirical"];
 
     /// The kind's name (the inner kind for [`DistConfig::Clamped`]).
     pub fn kind(&self) -> &'static str {
@@ -320,14 +304,9 @@ pub(crate) mod testing {
     pub fn assert_mean(xs: &[f64], mean: f64, sd: Option<f64>) {
         let n = xs.len() as f64;
         let m = xs.iter().sum::<f64>() / n;
-        let sd = sd.unwrap_or_else(|| {
-            (xs.iter().map(|x| (x - m) * (x - m)).sum::<f64>() / (n - 1.0)).sqrt()
-        });
+        let sd = sd.unwrap_or_else(|| (xs.iter().map(|x| (x - m) * (x - m)).sum::<f64>() / (n - 1.0)).sqrt());
         let tol = Z * sd / n.sqrt();
-        assert!(
-            (m - mean).abs() <= tol,
-            "sample mean {m} vs analytic {mean}: |diff| > {tol} (sd {sd})"
-        );
+        assert!((m - mean).abs() <= tol, "sample mean {m} vs analytic {mean}: |diff| > {tol} (sd {sd})");
     }
 
     /// `median` is a median of the sample: P̂(X ≤ m) ≥ 1/2 and P̂(X < m) ≤ 1/2 up to Z
@@ -338,27 +317,19 @@ pub(crate) mod testing {
         let tol = Z * 0.5 / n.sqrt();
         let le = xs.iter().filter(|&&x| x <= median).count() as f64 / n;
         let lt = xs.iter().filter(|&&x| x < median).count() as f64 / n;
-        assert!(
-            le >= 0.5 - tol && lt <= 0.5 + tol,
-            "P(X <= {median}) = {le}, P(X < {median}) = {lt}"
-        );
+        assert!(le >= 0.5 - tol && lt <= 0.5 + tol, "P(X <= {median}) = {le}, P(X < {median}) = {lt}");
         let mut v = xs.to_vec();
         let k = v.len() / 2;
         let (_, sm, _) = v.select_nth_unstable_by(k, f64::total_cmp);
         let rel = (*sm - median).abs() / median.abs().max(f64::MIN_POSITIVE);
-        assert!(
-            rel <= rel_tol,
-            "sample median {sm} vs analytic {median}: relative diff {rel} > {rel_tol}"
-        );
+        assert!(rel <= rel_tol, "sample median {sm} vs analytic {median}: relative diff {rel} > {rel_tol}");
     }
 
     /// Same seed ⇒ bit-identical draws; a different seed ⇒ different draws (if random at all).
     pub fn assert_deterministic<D: SizeDist>(d: &D) {
         let run = |seed| {
             let mut r = rng(seed);
-            (0..1000)
-                .map(|_| d.sample(&mut r).to_bits())
-                .collect::<Vec<u64>>()
+            (0..1000).map(|_| d.sample(&mut r).to_bits()).collect::<Vec<u64>>()
         };
         assert_eq!(run(11), run(11));
         let (lo, hi) = d.support();
@@ -370,21 +341,14 @@ pub(crate) mod testing {
     /// Draws stay within the declared support.
     pub fn assert_in_support(xs: &[f64], d: &impl SizeDist) {
         let (lo, hi) = d.support();
-        assert!(
-            xs.iter().all(|&x| x >= lo && x <= hi),
-            "a draw left [{lo}, {hi}]"
-        );
+        assert!(xs.iter().all(|&x| x >= lo && x <= hi), "a draw left [{lo}, {hi}]");
     }
 
     /// The result is an error whose message contains every needle.
     pub fn assert_err<T: std::fmt::Debug>(r: Result<T, DistError>, needles: &[&str]) {
         let e = r.expect_err("expected a validation error");
         for n in needles {
-            assert!(
-                e.message().contains(n),
-                "error {:?} does not mention {n:?}",
-                e.message()
-            );
+            assert!(e.message().contains(n), "error {:?} does not mention {n:?}", e.message());
         }
     }
 }
@@ -400,25 +364,11 @@ mod tests {
             DistConfig::Constant { value: 3.0 },
             DistConfig::Uniform { lo: 1.0, hi: 5.0 },
             DistConfig::Exponential { mean: 2.0 },
-            DistConfig::Pareto {
-                shape: 1.2,
-                scale: 1122.46,
-            },
-            DistConfig::Lomax {
-                shape: 3.0,
-                scale: 10.0,
-            },
-            DistConfig::LogNormal {
-                mu: 0.0,
-                sigma: 1.0,
-            },
-            DistConfig::Weibull {
-                shape: 2.0,
-                scale: 1.0,
-            },
-            DistConfig::Empirical {
-                source: CdfSource::Builtin("websearch".into()),
-            },
+            DistConfig::Pareto { shape: 1.2, scale: 1122.46 },
+            DistConfig::Lomax { shape: 3.0, scale: 10.0 },
+            DistConfig::LogNormal { mu: 0.0, sigma: 1.0 },
+            DistConfig::Weibull { shape: 2.0, scale: 1.0 },
+            DistConfig::Empirical { source: CdfSource::Builtin("websearch".into()) },
         ];
         let names: Vec<&str> = cfgs.iter().map(|c| c.build().unwrap().name()).collect();
         assert_eq!(names, DistConfig::NAMES);
@@ -430,18 +380,10 @@ mod tests {
     #[test]
     fn any_dist_dispatches_to_the_same_draws_as_the_variant() {
         let direct = Pareto::new(1.2, 1122.46).unwrap();
-        let any = DistConfig::Pareto {
-            shape: 1.2,
-            scale: 1122.46,
-        }
-        .build()
-        .unwrap();
+        let any = DistConfig::Pareto { shape: 1.2, scale: 1122.46 }.build().unwrap();
         let (mut a, mut b) = (rng(5), rng(5));
         for _ in 0..100 {
-            assert_eq!(
-                direct.sample(&mut a).to_bits(),
-                any.sample(&mut b).to_bits()
-            );
+            assert_eq!(direct.sample(&mut a).to_bits(), any.sample(&mut b).to_bits());
         }
         assert_eq!(direct.median(), any.median());
         assert_eq!(direct.mean(), any.mean());
@@ -451,10 +393,7 @@ mod tests {
     fn spec_s1_1_web_object_sizes_build_from_config() {
         // SPEC S1.1: Pareto I, shape 1.2, scale 1122.46 bytes (median 2000), capped at 1 MB.
         let d = DistConfig::Clamped {
-            inner: Box::new(DistConfig::Pareto {
-                shape: 1.2,
-                scale: 1122.46,
-            }),
+            inner: Box::new(DistConfig::Pareto { shape: 1.2, scale: 1122.46 }),
             min: None,
             cap: Some(1e6),
         }
@@ -474,82 +413,20 @@ mod tests {
         let bad = [
             (DistConfig::Constant { value: -1.0 }, "constant.value = -1"),
             (DistConfig::Uniform { lo: 5.0, hi: 1.0 }, "uniform.hi = 1"),
-            (
-                DistConfig::Exponential { mean: 0.0 },
-                "exponential.mean = 0",
-            ),
-            (
-                DistConfig::Pareto {
-                    shape: 0.0,
-                    scale: 1.0,
-                },
-                "pareto.shape = 0",
-            ),
-            (
-                DistConfig::Pareto {
-                    shape: 1.0,
-                    scale: -2.0,
-                },
-                "pareto.scale = -2",
-            ),
-            (
-                DistConfig::Lomax {
-                    shape: f64::NAN,
-                    scale: 1.0,
-                },
-                "lomax.shape = NaN",
-            ),
-            (
-                DistConfig::LogNormal {
-                    mu: 0.0,
-                    sigma: -1.0,
-                },
-                "lognormal.sigma = -1",
-            ),
-            (
-                DistConfig::LogNormalMeanMedian {
-                    mean: 1.0,
-                    median: 2.0,
-                },
-                "lognormal.mean = 1",
-            ),
-            (
-                DistConfig::Weibull {
-                    shape: 1.0,
-                    scale: f64::INFINITY,
-                },
-                "weibull.scale = inf",
-            ),
-            (
-                DistConfig::Empirical {
-                    source: CdfSource::Points(vec![]),
-                },
-                "no points",
-            ),
-            (
-                DistConfig::Empirical {
-                    source: CdfSource::Csv("1,0.5\n".into()),
-                },
-                "line 1",
-            ),
-            (
-                DistConfig::Empirical {
-                    source: CdfSource::Builtin("hadoop".into()),
-                },
-                "websearch, datamining",
-            ),
-            (
-                DistConfig::Empirical {
-                    source: CdfSource::File("/nonexistent/x.csv".into()),
-                },
-                "/nonexistent/x.csv",
-            ),
+            (DistConfig::Exponential { mean: 0.0 }, "exponential.mean = 0"),
+            (DistConfig::Pareto { shape: 0.0, scale: 1.0 }, "pareto.shape = 0"),
+            (DistConfig::Pareto { shape: 1.0, scale: -2.0 }, "pareto.scale = -2"),
+            (DistConfig::Lomax { shape: f64::NAN, scale: 1.0 }, "lomax.shape = NaN"),
+            (DistConfig::LogNormal { mu: 0.0, sigma: -1.0 }, "lognormal.sigma = -1"),
+            (DistConfig::LogNormalMeanMedian { mean: 1.0, median: 2.0 }, "lognormal.mean = 1"),
+            (DistConfig::Weibull { shape: 1.0, scale: f64::INFINITY }, "weibull.scale = inf"),
+            (DistConfig::Empirical { source: CdfSource::Points(vec![]) }, "no points"),
+            (DistConfig::Empirical { source: CdfSource::Csv("1,0.5\n".into()) }, "line 1"),
+            (DistConfig::Empirical { source: CdfSource::Builtin("hadoop".into()) }, "websearch, datamining"),
+            (DistConfig::Empirical { source: CdfSource::File("/nonexistent/x.csv".into()) }, "/nonexistent/x.csv"),
             (
                 DistConfig::Clamped {
-                    inner: Box::new(DistConfig::Pareto {
-                        shape: 1.2,
-                        scale: 1122.46,
-                    }),
+                    inner: Box::new(DistConfig::Pareto { shape: 1.2, scale: 1122.46 }),
                     min: None,
                     cap: Some(1000.0),
                 },
@@ -557,10 +434,7 @@ mod tests {
             ),
             (
                 DistConfig::Clamped {
-                    inner: Box::new(DistConfig::Pareto {
-                        shape: 0.0,
-                        scale: 1122.46,
-                    }),
+                    inner: Box::new(DistConfig::Pareto { shape: 0.0, scale: 1122.46 }),
                     min: None,
                     cap: Some(1e6),
                 },
@@ -575,10 +449,7 @@ mod tests {
     #[test]
     fn dist_error_displays_its_message() {
         let e = DistError::param("pareto.shape", 0.0, "> 0");
-        assert_eq!(
-            e.to_string(),
-            "pareto.shape = 0 is not allowed; expected > 0"
-        );
+        assert_eq!(e.to_string(), "pareto.shape = 0 is not allowed; expected > 0");
         let _: &dyn std::error::Error = &e;
     }
 }

@@ -23,16 +23,9 @@ impl Pareto {
     pub fn new(shape: f64, scale: f64) -> Result<Self, DistError> {
         let shape = check_positive("pareto.shape", shape)?;
         let scale = check_positive("pareto.scale", scale)?;
-        let inner = rand_distr::Pareto::new(scale, shape).map_err(|e| {
-            DistError::new(format!(
-                "pareto: shape = {shape}, scale = {scale} rejected: {e}"
-            ))
-        })?;
-        Ok(Pareto {
-            shape,
-            scale,
-            inner,
-        })
+        let inner = rand_distr::Pareto::new(scale, shape)
+            .map_err(|e| DistError::new(format!("pareto: shape = {shape}, scale = {scale} rejected: {e}")))?;
+        Ok(Pareto { shape, scale, inner })
     }
     pub fn shape(&self) -> f64 {
         self.shape
@@ -66,11 +59,7 @@ impl SizeDist for Pareto {
             return self.mean();
         }
         let ln_ratio = (m / x).ln(); // < 0
-        Some(if a == 1.0 {
-            m * (1.0 - ln_ratio)
-        } else {
-            m - m * ((a - 1.0) * ln_ratio).exp_m1() / (a - 1.0)
-        })
+        Some(if a == 1.0 { m * (1.0 - ln_ratio) } else { m - m * ((a - 1.0) * ln_ratio).exp_m1() / (a - 1.0) })
     }
     fn support(&self) -> (f64, f64) {
         (self.scale, f64::INFINITY)
@@ -95,11 +84,7 @@ mod tests {
     fn spec_s1_1_median_is_2000_bytes() {
         // x_m·2^(1/α) = 1122.46·2^(1/1.2) ≈ 2000
         let d = Pareto::new(1.2, 1122.46).unwrap();
-        assert!(
-            (d.median().unwrap() - 2000.0).abs() < 0.01,
-            "{:?}",
-            d.median()
-        );
+        assert!((d.median().unwrap() - 2000.0).abs() < 0.01, "{:?}", d.median());
         assert!((d.mean().unwrap() - 6.0 * 1122.46).abs() < 1e-9);
     }
 
@@ -154,39 +139,24 @@ mod tests {
 
     #[test]
     fn limited_mean_is_continuous_at_alpha_1() {
-        let near = Pareto::new(1.0 + 1e-9, 100.0)
-            .unwrap()
-            .limited_mean(1e4)
-            .unwrap();
+        let near = Pareto::new(1.0 + 1e-9, 100.0).unwrap().limited_mean(1e4).unwrap();
         let at = Pareto::new(1.0, 100.0).unwrap().limited_mean(1e4).unwrap();
         assert!((near - at).abs() < 1e-4, "{near} vs {at}");
-        assert_eq!(
-            Pareto::new(2.0, 100.0).unwrap().limited_mean(50.0),
-            Some(50.0)
-        );
+        assert_eq!(Pareto::new(2.0, 100.0).unwrap().limited_mean(50.0), Some(50.0));
     }
 
     #[test]
     fn bad_parameters_are_errors() {
-        assert_err(
-            Pareto::new(0.0, 1122.46),
-            &["pareto.shape = 0 is not allowed; expected > 0"],
-        );
+        assert_err(Pareto::new(0.0, 1122.46), &["pareto.shape = 0 is not allowed; expected > 0"]);
         assert_err(Pareto::new(-1.2, 1122.46), &["pareto.shape = -1.2"]);
         assert_err(Pareto::new(1.2, 0.0), &["pareto.scale = 0", "expected > 0"]);
         assert_err(Pareto::new(1.2, f64::NAN), &["pareto.scale = NaN"]);
         // cap below the scale: every draw would be the cap.
         let p = Pareto::new(1.2, 1122.46).unwrap();
-        assert_err(
-            Clamped::new(p, None, Some(1000.0)),
-            &["pareto.cap = 1000", "1122.46"],
-        );
+        assert_err(Clamped::new(p, None, Some(1000.0)), &["pareto.cap = 1000", "1122.46"]);
         assert_err(
             DistConfig::Clamped {
-                inner: Box::new(DistConfig::Pareto {
-                    shape: 1.2,
-                    scale: 1122.46,
-                }),
+                inner: Box::new(DistConfig::Pareto { shape: 1.2, scale: 1122.46 }),
                 min: None,
                 cap: Some(1122.46),
             }

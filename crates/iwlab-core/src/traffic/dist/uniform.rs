@@ -18,11 +18,7 @@ impl Uniform {
         let lo = check_non_negative("uniform.lo", lo)?;
         let hi = check_non_negative("uniform.hi", hi)?;
         if hi < lo {
-            return Err(DistError::param(
-                "uniform.hi",
-                hi,
-                format_args!(">= uniform.lo = {lo}"),
-            ));
+            return Err(DistError::param("uniform.hi", hi, format_args!(">= uniform.lo = {lo}")));
         }
         Ok(Uniform { lo, hi })
     }
@@ -102,14 +98,8 @@ mod tests {
 
     #[test]
     fn bad_bounds_are_errors() {
-        assert_err(
-            Uniform::new(5.0, 1.0),
-            &["uniform.hi = 1", "expected >= uniform.lo = 5"],
-        );
-        assert_err(
-            Uniform::new(-1.0, 1.0),
-            &["uniform.lo = -1", "expected >= 0"],
-        );
+        assert_err(Uniform::new(5.0, 1.0), &["uniform.hi = 1", "expected >= uniform.lo = 5"]);
+        assert_err(Uniform::new(-1.0, 1.0), &["uniform.lo = -1", "expected >= 0"]);
         assert_err(Uniform::new(0.0, f64::INFINITY), &["uniform.hi = inf"]);
     }
 }

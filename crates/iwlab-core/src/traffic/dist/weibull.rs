@@ -22,16 +22,9 @@ impl Weibull {
     pub fn new(shape: f64, scale: f64) -> Result<Self, DistError> {
         let shape = check_positive("weibull.shape", shape)?;
         let scale = check_positive("weibull.scale", scale)?;
-        let inner = rand_distr::Weibull::new(scale, shape).map_err(|e| {
-            DistError::new(format!(
-                "weibull: shape = {shape}, scale = {scale} rejected: {e}"
-            ))
-        })?;
-        Ok(Weibull {
-            shape,
-            scale,
-            inner,
-        })
+        let inner = rand_distr::Weibull::new(scale, shape)
+            .map_err(|e| DistError::new(format!("weibull: shape = {shape}, scale = {scale} rejected: {e}")))?;
+        Ok(Weibull { shape, scale, inner })
     }
     pub fn shape(&self) -> f64 {
         self.shape
@@ -116,10 +109,7 @@ mod tests {
 
     #[test]
     fn bad_parameters_are_errors() {
-        assert_err(
-            Weibull::new(0.0, 1.0),
-            &["weibull.shape = 0", "expected > 0"],
-        );
+        assert_err(Weibull::new(0.0, 1.0), &["weibull.shape = 0", "expected > 0"]);
         assert_err(Weibull::new(1.0, -1.0), &["weibull.scale = -1"]);
         assert_err(Weibull::new(1.0, f64::INFINITY), &["weibull.scale = inf"]);
     }
