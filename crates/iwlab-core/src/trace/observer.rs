@@ -9,7 +9,7 @@ use std::io::Write;
 use std::sync::{Arc, Mutex};
 
 /// An observer that captures packets on `ports` (all ports if `None`) that pass `filter`.
-/// The first write error is kept and reported by [`PcapTrace::error`]; capture stops then.
+/// The first write error is kept and reported through [`PcapTrace::error_slot`]; capture stops then.
 pub struct PcapTrace<W: Write + Send> {
     writer: Arc<Mutex<PcapWriter<W>>>,
     ports: Option<Vec<LinkId>>,

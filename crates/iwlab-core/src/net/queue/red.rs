@@ -19,7 +19,7 @@
 //! - Idle time starts when the queue empties (F&J); ns-2 starts it when the link next polls.
 //! - The ceiling drops ECT packets too, as ns-2 does with `use_mark_p_ false` and as RFC 3168 §7
 //!   recommends ("During periods where the average queue size exceeds an upper threshold ...
-//!   routers drop packets rather th[a]n set the CE codepoint"). ns-2.35's default
+//!   routers drop packets rather than set the CE codepoint"). ns-2.35's default
 //!   `use_mark_p_ true` instead drops ECT packets whenever `p_b > mark_p` (0.1).
 
 use super::{droptail::DropTail, Dequeued, Limit, QueueDisc, QueuedPkt, Verdict};
