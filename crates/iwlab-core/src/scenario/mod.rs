@@ -69,6 +69,7 @@ pub mod error;
 mod locate;
 pub mod model;
 mod tagged;
+mod tcp;
 pub mod units;
 mod validate;
 
