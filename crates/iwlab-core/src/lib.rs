@@ -5,6 +5,7 @@
 pub mod engine;
 pub mod metrics;
 pub mod net;
+pub mod scenario;
 pub mod sim;
 pub mod tcp;
 pub mod trace;

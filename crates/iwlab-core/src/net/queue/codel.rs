@@ -324,13 +324,13 @@ mod tests {
     fn drops_are_spaced_by_interval_over_the_square_root_of_count() {
         let mut run = standing_queue(CodelConfig::default(), pkt);
         assert_eq!(run.take(10 * MS), (Some((0, false)), vec![])); // first_above_time = 110 ms
-        assert_eq!(run.take(110 * MS - 1).1, vec![]);
+        assert_eq!(run.take(110 * MS - 1).1, Vec::<usize>::new());
         assert_eq!(run.take(110 * MS).1, vec![2]); // 1st drop; count 1, next at +100 ms
-        assert_eq!(run.take(210 * MS - 1).1, vec![]);
+        assert_eq!(run.take(210 * MS - 1).1, Vec::<usize>::new());
         assert_eq!(run.take(210 * MS).1, vec![5]); // 2nd; count 2, next at +100 ms/√2
-        assert_eq!(run.take(210 * MS + I_SQRT2 - 1).1, vec![]);
+        assert_eq!(run.take(210 * MS + I_SQRT2 - 1).1, Vec::<usize>::new());
         assert_eq!(run.take(210 * MS + I_SQRT2).1, vec![8]); // 3rd; count 3, next +100 ms/√3
-        assert_eq!(run.take(210 * MS + I_SQRT2 + I_SQRT3 - 1).1, vec![]);
+        assert_eq!(run.take(210 * MS + I_SQRT2 + I_SQRT3 - 1).1, Vec::<usize>::new());
         assert_eq!(run.take(210 * MS + I_SQRT2 + I_SQRT3).1, vec![11]); // 4th
         assert_eq!(run.q.count, 4);
     }
@@ -381,7 +381,7 @@ mod tests {
         // and the next drop comes 100 ms/√2 later instead of 100 ms.
         assert_eq!(run.take(410 * MS).1, vec![102]);
         assert_eq!((run.q.count, run.q.lastcount), (2, 2));
-        assert_eq!(run.take(410 * MS + I_SQRT2 - 1).1, vec![]);
+        assert_eq!(run.take(410 * MS + I_SQRT2 - 1).1, Vec::<usize>::new());
         assert_eq!(run.take(410 * MS + I_SQRT2).1, vec![105]);
     }
 

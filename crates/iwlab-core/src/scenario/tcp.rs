@@ -1,0 +1,202 @@
+//! `[tcp]` tables → the engine's [`TcpConfig`]: engine defaults ← the scenario's `[tcp]` ←
+//! an application's `tcp`, field by field, with each error naming the table the bad value
+//! came from (`tcp.min_rto` or `apps[3].tcp.min_rto`).
+
+use super::error::ScenarioError;
+use super::model::{DelayedAckSpec, Switch, SynLossSpec, TcpSpec};
+use super::units::{Duration, Size};
+use crate::engine::SimDuration;
+use crate::tcp::cc::CcConfig;
+use crate::tcp::config::{DelayedAck, RecoveryKind, SynLossRule, TcpConfig};
+
+type R<T> = Result<T, ScenarioError>;
+
+/// Is field `f` set in `spec`? (To say which layer a bad TCP value came from.)
+pub(crate) fn field_set(spec: &TcpSpec, f: &str) -> bool {
+    macro_rules! set {
+        ($($f:ident),*) => { match f { $(stringify!($f) => spec.$f.is_some(),)* _ => false } };
+    }
+    set!(
+        mss,
+        cc,
+        cubic,
+        recovery,
+        sack,
+        timestamps,
+        delayed_ack,
+        rcv_wnd,
+        initial_rcv_wnd,
+        initial_rto,
+        min_rto,
+        max_rto,
+        granularity,
+        dupthresh,
+        limited_transmit,
+        abc_l,
+        syn_loss,
+        restart_after_idle,
+        ecn,
+        initial_ssthresh,
+        syn_retries
+    )
+}
+
+/// `over` on top of `base`, field by field.
+fn merge(base: &TcpSpec, over: &TcpSpec) -> TcpSpec {
+    macro_rules! m {
+        ($($f:ident),*) => { TcpSpec { $($f: over.$f.clone().or_else(|| base.$f.clone())),* } };
+    }
+    m!(
+        mss,
+        cc,
+        cubic,
+        recovery,
+        sack,
+        timestamps,
+        delayed_ack,
+        rcv_wnd,
+        initial_rcv_wnd,
+        initial_rto,
+        min_rto,
+        max_rto,
+        granularity,
+        dupthresh,
+        limited_transmit,
+        abc_l,
+        syn_loss,
+        restart_after_idle,
+        ecn,
+        initial_ssthresh,
+        syn_retries
+    )
+}
+
+/// The engine's TCP options: engine defaults ← `base` ← `over`; `path_of(field)` names the
+/// table a value came from.
+pub(crate) fn tcp_config(base: &TcpSpec, over: &TcpSpec, path_of: &dyn Fn(&str) -> String) -> R<TcpConfig> {
+    let s = merge(base, over);
+    let mut c = TcpConfig::default();
+    if let Some(m) = s.mss {
+        if m.get() == 0 || m.get() > 65_000 {
+            return Err(ScenarioError::value(path_of("mss"), m, "1..=65000 bytes"));
+        }
+        c.mss = m.get() as u32;
+    }
+    if let Some(name) = &s.cc {
+        c.cc = CcConfig::by_name(name).map_err(|_| {
+            ScenarioError::value(path_of("cc"), format!("{name:?}"), format!("one of {:?}", CcConfig::NAMES))
+        })?;
+    }
+    if let Some(cu) = &s.cubic {
+        let CcConfig::Cubic(cfg) = &mut c.cc else {
+            return Err(ScenarioError::invalid(path_of("cubic"), "CUBIC parameters need cc = \"cubic\""));
+        };
+        if let Some(b) = cu.beta {
+            if !(b > 0.0 && b < 1.0) {
+                return Err(ScenarioError::value(format!("{}.beta", path_of("cubic")), b, "0 < beta < 1"));
+            }
+            cfg.beta = b;
+        }
+        if let Some(k) = cu.c {
+            if !(k.is_finite() && k > 0.0) {
+                return Err(ScenarioError::value(format!("{}.c", path_of("cubic")), k, "> 0"));
+            }
+            cfg.c = k;
+        }
+        cfg.fast_convergence = cu.fast_convergence.unwrap_or(cfg.fast_convergence);
+        cfg.reno_friendly = cu.reno_friendly.unwrap_or(cfg.reno_friendly);
+    }
+    if let Some(name) = &s.recovery {
+        c.recovery = RecoveryKind::by_name(name).map_err(|_| {
+            ScenarioError::value(path_of("recovery"), format!("{name:?}"), format!("one of {:?}", RecoveryKind::NAMES))
+        })?;
+    }
+    c.sack = s.sack.unwrap_or(c.sack);
+    c.timestamps = s.timestamps.unwrap_or(c.timestamps);
+    match s.delayed_ack {
+        None => {}
+        Some(DelayedAckSpec::Off) => c.delayed_ack = None,
+        Some(DelayedAckSpec::On { segments, timeout }) => {
+            let p = path_of("delayed_ack");
+            if segments == 0 {
+                return Err(ScenarioError::value(format!("{p}.segments"), 0, ">= 1"));
+            }
+            if timeout.get() == SimDuration::ZERO {
+                return Err(ScenarioError::value(format!("{p}.timeout"), timeout, "> 0"));
+            }
+            c.delayed_ack = Some(DelayedAck { segments, timeout: timeout.get() });
+        }
+    }
+    let mss = c.mss;
+    let at_least_mss = |v: Size, f: &str| -> R<u64> {
+        let b = v.bytes(mss);
+        if b < mss as u64 {
+            return Err(ScenarioError::value(path_of(f), v, format!(">= one MSS ({mss} B)")));
+        }
+        Ok(b)
+    };
+    if let Some(w) = s.rcv_wnd {
+        c.rcv_wnd = at_least_mss(w, "rcv_wnd")?;
+    }
+    match s.initial_rcv_wnd {
+        None | Some(Switch::Off) => {}
+        Some(Switch::On(w)) => c.initial_rcv_wnd = Some(at_least_mss(w, "initial_rcv_wnd")?),
+    }
+    if let Some(t) = s.initial_rto {
+        if t.get() == SimDuration::ZERO {
+            return Err(ScenarioError::value(path_of("initial_rto"), t, "> 0"));
+        }
+        c.initial_rto = t.get();
+    }
+    c.min_rto = s.min_rto.map_or(c.min_rto, Duration::get);
+    c.max_rto = s.max_rto.map_or(c.max_rto, Duration::get);
+    if c.min_rto > c.max_rto {
+        let f = if field_set(over, "min_rto") || !field_set(over, "max_rto") { "min_rto" } else { "max_rto" };
+        let (v, e) = if f == "min_rto" {
+            (Duration::new(c.min_rto), format!("<= max_rto ({})", Duration::new(c.max_rto)))
+        } else {
+            (Duration::new(c.max_rto), format!(">= min_rto ({})", Duration::new(c.min_rto)))
+        };
+        return Err(ScenarioError::value(path_of(f), v, e));
+    }
+    c.granularity = s.granularity.map_or(c.granularity, Duration::get);
+    if let Some(d) = s.dupthresh {
+        if d == 0 {
+            return Err(ScenarioError::value(path_of("dupthresh"), 0, ">= 1"));
+        }
+        c.dupthresh = d;
+    }
+    c.limited_transmit = s.limited_transmit.unwrap_or(c.limited_transmit);
+    if let Some(l) = s.abc_l {
+        c.abc_l = (l > 0).then_some(l);
+    }
+    if let Some(r) = s.syn_loss {
+        c.syn_loss = match r {
+            SynLossSpec::ReduceToOne => SynLossRule::ReduceToOne,
+            SynLossSpec::Rfc6928 => SynLossRule::Rfc6928,
+        };
+    }
+    c.restart_after_idle = s.restart_after_idle.unwrap_or(c.restart_after_idle);
+    c.ecn = s.ecn.unwrap_or(c.ecn);
+    match s.initial_ssthresh {
+        None => {}
+        Some(Switch::Off) => c.initial_ssthresh = u64::MAX,
+        Some(Switch::On(v)) => {
+            if v.is_zero() {
+                return Err(ScenarioError::value(path_of("initial_ssthresh"), v, "> 0, or false (arbitrarily high)"));
+            }
+            c.initial_ssthresh = v.bytes(mss);
+        }
+    }
+    c.syn_retries = s.syn_retries.unwrap_or(c.syn_retries);
+    if c.recovery == RecoveryKind::Sack && !c.sack {
+        return Err(ScenarioError::value(
+            path_of("recovery"),
+            "\"sack\"",
+            "sack = true with it (SACK recovery needs SACK)",
+        ));
+    }
+    // The engine's own check, as a backstop (its messages say `tcp.<field>`).
+    c.validate().map_err(|m| ScenarioError::invalid_msg(path_of(""), m))?;
+    Ok(c)
+}
