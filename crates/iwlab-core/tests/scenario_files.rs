@@ -71,7 +71,6 @@ fn every_preset_parses_validates_and_builds() {
 /// Needs the real `traffic::build_app` (the scenario branch builds with a stub that opens no
 /// connection, so a run would prove nothing).
 #[test]
-#[ignore = "needs traffic::build_app; scenario/build.rs uses a stub until the merge"]
 fn every_preset_runs_two_seconds_with_consistent_accounting() {
     for name in PRESETS {
         let mut s = preset(name);

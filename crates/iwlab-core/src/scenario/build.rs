@@ -17,7 +17,7 @@ use crate::net::link::LinkSpec;
 use crate::net::loss::LossRule;
 use crate::net::packet::{LinkId, NodeId};
 use crate::net::topology::Topology;
-use crate::sim::{AppId, Application, Simulation};
+use crate::sim::{AppId, Simulation};
 use crate::tcp::config::TcpConfig;
 use crate::traffic::dist::SizeDist;
 use crate::traffic::{AppConfig, Ends};
@@ -105,6 +105,7 @@ impl Built {
     pub fn run(self) -> Simulation {
         let mut sim = self.sim;
         sim.run_until(self.end);
+        sim.finish();
         sim
     }
 }
@@ -260,7 +261,7 @@ fn instantiate(r: &Resolved, seed: u64) -> Result<Built, ScenarioError> {
         };
         for cfg in configs {
             let at = SimTime::ZERO + SimDuration::from_secs_f64(a.start.next(&mut start_rng));
-            let app = build_app_stub(&cfg).map_err(|e| {
+            let app = crate::traffic::build_app(&cfg).map_err(|e| {
                 ScenarioError::invalid(format!("apps[{ai}]"), format!("cannot build the application: {e}"))
             })?;
             out.app_ids.push(sim.add_app(app, at));
@@ -338,25 +339,4 @@ fn app_config(p: &ParamsR, ends: Ends) -> AppConfig {
             stop: *stop,
         },
     }
-}
-
-/// TEMPORARY stand-in for `crate::traffic::build_app` (being written in parallel, same
-/// signature): an application that does nothing. Replace the one call above with
-/// `crate::traffic::build_app(&cfg)` and delete this at merge.
-fn build_app_stub(cfg: &AppConfig) -> Result<Box<dyn Application + Send>, String> {
-    struct Idle;
-    impl Application for Idle {
-        fn start(&mut self, _core: &mut crate::sim::Core, _me: AppId) {}
-        fn on_event(
-            &mut self,
-            _core: &mut crate::sim::Core,
-            _me: AppId,
-            _conn: crate::sim::ConnId,
-            _side: crate::sim::Side,
-            _ev: crate::tcp::endpoint::AppEvent,
-        ) {
-        }
-    }
-    let _ = cfg;
-    Ok(Box::new(Idle))
 }
