@@ -270,6 +270,13 @@ fn instantiate(r: &Resolved, seed: u64) -> Result<Built, ScenarioError> {
         }
         apps.push(out);
     }
+    // Measurement: bottleneck queue samples and the end of the warm-up.
+    if let Some(interval) = r.sample_interval {
+        sim.core.sample_queues(interval, vec![db.forward, db.reverse]);
+    }
+    if r.warmup > SimTime::ZERO {
+        sim.core.set_warmup(r.warmup);
+    }
     Ok(Built {
         sim,
         seed,

@@ -1,0 +1,16 @@
+"""The `iwlab` command line. Commands live in modules that register themselves here:
+`cli_core` (run, presets, show, validate, trace) and `cli_study` (sweep, report)."""
+
+from __future__ import annotations
+
+import typer
+
+app = typer.Typer(name="iwlab", help="A laboratory for TCP's initial congestion window.", no_args_is_help=True)
+
+
+def main() -> None:
+    from iwlab import cli_core, cli_study
+
+    cli_core.register(app)
+    cli_study.register(app)
+    app()
