@@ -851,3 +851,12 @@ proptest! {
         prop_assert_eq!(format!("{x}{suffix}").parse::<Rate>().unwrap().bps(), x * mult);
     }
 }
+
+#[test]
+fn an_application_entry_with_count_0_starts_nothing() {
+    let text = edit("rfc2415", "count = 1\nmapping", "count = 0\nmapping");
+    let s = Scenario::from_toml_str(&text.replace("duration = \"360s\"", "duration = \"20s\"")).unwrap();
+    let sim = s.build(None).unwrap().run();
+    assert!(sim.core.conns.iter().all(|c| c.label.app_kind != "ftp"));
+    assert!(sim.core.conns.iter().any(|c| c.label.app_kind == "web"));
+}
