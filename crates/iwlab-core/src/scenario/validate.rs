@@ -487,7 +487,8 @@ fn params(a: &AppParams, p: &str, mss: u32, data_bps: u64, base_dir: Option<&Pat
     Ok(match a {
         AppParams::Ftp(f) => ParamsR::Ftp {
             size: at_least_one(f.size, format!("{p}.size"), mss)?,
-            request: at_least_one(f.request, format!("{p}.request"), mss)?,
+            // A 0-byte request: the server answers as soon as the connection is up.
+            request: f.request.bytes(mss),
             gap: match &f.gap {
                 None => None,
                 Some(g) => Some(g.resolve(&format!("{p}.gap"), base_dir)?.0),
@@ -508,7 +509,8 @@ fn params(a: &AppParams, p: &str, mss: u32, data_bps: u64, base_dir: Option<&Pat
             pages: positive_count(w.pages, format!("{p}.pages"))?,
         },
         AppParams::ShortFlows(s) => ParamsR::ShortFlows {
-            request: at_least_one(s.request, format!("{p}.request"), mss)?,
+            // A 0-byte request: the server answers as soon as the connection is up.
+            request: s.request.bytes(mss),
             response: at_least_one(s.response, format!("{p}.response"), mss)?,
             arrivals: match &s.arrivals {
                 ArrivalsSpec::Periodic { period } => {
@@ -564,7 +566,8 @@ fn params(a: &AppParams, p: &str, mss: u32, data_bps: u64, base_dir: Option<&Pat
             ParamsR::PoissonFlows {
                 rate_per_s,
                 size,
-                request: at_least_one(f.request, format!("{p}.request"), mss)?,
+                // A 0-byte request: the server answers as soon as the connection is up.
+                request: f.request.bytes(mss),
                 count: positive_count(f.flows, format!("{p}.flows"))?,
             }
         }
