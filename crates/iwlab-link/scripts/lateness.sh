@@ -4,9 +4,11 @@
 # client→server with one TCP connection for SECONDS, prints the stats JSON and removes
 # everything (also on failure). Needs root, /dev/net/tun, ip netns, python3.
 #
-#   crates/iwlab-link/scripts/lateness.sh [RATE=100Mbps] [DELAY=25ms] [SECONDS=5] [extra relay flags...]
+#   crates/iwlab-link/scripts/lateness.sh [RATE=100Mbps] [DELAY=25ms] [SECONDS=5]
+# Environment: IWLAB_LINK_BIN (default target/release/iwlab-link), RELAY_EXTRA (more relay
+# flags, e.g. "--cpu 1 --queue codel"), ENDPOINT_WRAP (prefix for the endpoints, e.g. "taskset -c 0").
 set -euo pipefail
-RATE=${1:-100Mbps}; DELAY=${2:-25ms}; SECS=${3:-5}; shift $(( $# < 3 ? $# : 3 )) || true
+RATE=${1:-100Mbps}; DELAY=${2:-25ms}; SECS=${3:-5}
 HERE=$(cd "$(dirname "$0")" && pwd)
 BIN=${IWLAB_LINK_BIN:-$HERE/../../../target/release/iwlab-link}
 P="iwlk-meas-$$-"; C=${P}cli; R=${P}rtr; S=${P}srv

@@ -129,10 +129,17 @@ fn build(tb: &mut Testbed) {
     let rtr = tb.add_ns("rtr");
     let srv = tb.add_ns("srv");
     // Before any device exists in the router, so that every device inherits these.
-    run(&["ip", "netns", "exec", &rtr, "sysctl", "-qw", "net.ipv4.ip_forward=1", "net.ipv4.conf.all.rp_filter=0"]);
-    run(&["ip", "netns", "exec", &rtr, "sysctl", "-qw", "net.ipv4.conf.default.rp_filter=0"]);
-    run(&["ip", "netns", "exec", &rtr, "sysctl", "-qw", "net.ipv6.conf.all.disable_ipv6=1"]);
-    run(&["ip", "netns", "exec", &rtr, "sysctl", "-qw", "net.ipv6.conf.default.disable_ipv6=1"]);
+    for (key, value) in [
+        ("net.ipv4.ip_forward", "1"),
+        ("net.ipv4.conf.all.rp_filter", "0"),
+        ("net.ipv4.conf.default.rp_filter", "0"),
+        ("net.ipv6.conf.all.disable_ipv6", "1"),
+        ("net.ipv6.conf.default.disable_ipv6", "1"),
+    ] {
+        // /proc/sys/net shows the namespace of the process that opens it.
+        let path = format!("/proc/sys/{}", key.replace('.', "/"));
+        run(&["ip", "netns", "exec", &rtr, "sh", "-c", &format!("echo {value} > {path}")]);
+    }
     run(&["ip", "-n", &cli, "link", "add", "cr", "type", "veth", "peer", "name", "rc", "netns", &rtr]);
     run(&["ip", "-n", &srv, "link", "add", "sr", "type", "veth", "peer", "name", "rs", "netns", &rtr]);
     for (ns, dev, addr) in [
