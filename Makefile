@@ -35,7 +35,7 @@ ext: deps
 	VIRTUAL_ENV=$(abspath $(VENV)) PATH=$(abspath $(VENV))/bin:$$PATH $(VENV)/bin/maturin develop --release -q
 
 test-rust: deps-rust
-	$(CARGO) test -p iwlab-core --release
+	$(CARGO) test -p iwlab-core -p iwlab-link --release
 
 test-python: ext
 	$(PY) -m pytest -q
