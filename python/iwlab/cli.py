@@ -1,5 +1,6 @@
 """The `iwlab` command line. Commands live in modules that register themselves here:
-`cli_core` (run, presets, show, validate, trace) and `cli_study` (sweep, report)."""
+`cli_core` (run, presets, show, validate, trace), `cli_study` (sweep, report) and
+`cli_emulate` (emulate, compare)."""
 
 from __future__ import annotations
 
@@ -9,8 +10,9 @@ app = typer.Typer(name="iwlab", help="A laboratory for TCP's initial congestion 
 
 
 def main() -> None:
-    from iwlab import cli_core, cli_study
+    from iwlab import cli_core, cli_emulate, cli_study
 
     cli_core.register(app)
     cli_study.register(app)
+    cli_emulate.register(app)
     app()
