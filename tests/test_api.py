@@ -1,16 +1,125 @@
-"""The Python API runs packaged presets and returns Arrow-backed DataFrames."""
+"""The Python API runs scenarios and returns Arrow-backed DataFrames; results save and load;
+the type stubs match the extension."""
+
+import ast
+import doctest
+import inspect
+from pathlib import Path
+
+import pandas as pd
+import pytest
 
 import iwlab
+import iwlab.api
+from iwlab import _core
+
+SHORT = ["duration=20s", "warmup=2s"]
 
 
-def test_a_preset_runs_and_its_records_balance():
-    r = iwlab.run("rfc2415", seed=3)
-    s = r.summary
+@pytest.fixture(scope="module")
+def rfc2415():
+    return iwlab.run(iwlab.load("rfc2415", SHORT), seed=3)
+
+
+def test_a_preset_runs_and_its_records_balance(rfc2415):
+    s = rfc2415.summary
     assert s["packets_created"] == s["packets_delivered"] + s["packets_dropped"] + s["packets_in_flight"]
-    assert len(r.flows) == s["flows"] and len(r.pages) == s["pages"]
-    assert str(r.pages["delay"].dtype).endswith("[pyarrow]")
+    assert len(rfc2415.flows) == s["flows"] and len(rfc2415.pages) == s["pages"]
+    assert str(rfc2415.pages["delay"].dtype).endswith("[pyarrow]")
 
 
-def test_the_same_seed_gives_identical_records():
-    a, b = iwlab.run("rfc2415", seed=5), iwlab.run("rfc2415", seed=5)
-    assert a.flows.equals(b.flows) and a.pages.equals(b.pages)
+@pytest.mark.parametrize("table, column, dtype", [
+    ("flows", "flow", "int64[pyarrow]"),
+    ("flows", "completion", "double[pyarrow]"),
+    ("flows", "completed", "bool[pyarrow]"),
+    ("flows", "iw_policy", "string[pyarrow]"),
+    ("links", "from", "string[pyarrow]"),
+    ("queues", "time", "double[pyarrow]"),  # empty (no sampling) yet typed
+    ("queues", "packets", "int64[pyarrow]"),
+])
+def test_every_column_has_its_arrow_type_even_in_an_empty_table(rfc2415, table, column, dtype):
+    assert str(getattr(rfc2415, table)[column].dtype) == dtype
+
+
+def test_the_summary_has_the_headline_numbers(rfc2415):
+    s = rfc2415.summary
+    pages = rfc2415.pages
+    done = pages[pages["completed"] & ~pages["in_warmup"]]
+    assert s["median_page_delay"] == pytest.approx(float(done["delay"].median()))
+    for key in ("bottleneck_forward_utilisation", "bottleneck_reverse_utilisation",
+                "bottleneck_forward_drop_rate", "bottleneck_reverse_drop_rate"):
+        assert 0 <= s[key] <= 1, key
+    assert s["bottleneck_reverse_utilisation"] > s["bottleneck_forward_utilisation"]  # data flows R -> L
+    assert s["events_per_second"] > 0 and s["scenario"] == "rfc2415"
+
+
+def test_the_same_seed_gives_identical_records_and_another_seed_other_records():
+    sc = iwlab.load("rfc2415", SHORT)
+    a, b, c = iwlab.run(sc, seed=5), iwlab.run(sc, seed=5), iwlab.run(sc, seed=6)
+    for name in iwlab.api.TABLES:
+        assert getattr(a, name).equals(getattr(b, name)), name
+    assert not a.flows.equals(c.flows) and (a.seed, c.seed) == (5, 6)
+
+
+def test_the_seed_defaults_to_the_scenarios():
+    assert iwlab.run(iwlab.load("rfc2415", [*SHORT, "seed=9"])).seed == 9
+
+
+def test_save_and_load_round_trip(rfc2415, tmp_path):
+    out = rfc2415.save(tmp_path / "run")
+    assert sorted(p.name for p in out.iterdir()) == [
+        "flows.parquet", "links.parquet", "pages.parquet", "queues.parquet", "scenario.toml", "summary.json"]
+    back = iwlab.Result.load(out)
+    for name in iwlab.api.TABLES:
+        pd.testing.assert_frame_equal(getattr(back, name), getattr(rfc2415, name))
+    assert back.scenario.data == rfc2415.scenario.data and back.summary == rfc2415.summary
+
+
+def test_a_result_shows_its_summary_in_jupyter(rfc2415):
+    page = rfc2415._repr_html_()
+    assert page.startswith("<table>") and "iwlab run: rfc2415, seed 3" in page
+    assert "median page delay" in page and "bottleneck R→L drop rate" in page
+    assert repr(rfc2415).startswith("Result(scenario='rfc2415', seed=3, flows=")
+
+
+def test_a_pcap_is_written_through_the_api(tmp_path):
+    path = tmp_path / "t.pcap"
+    r = iwlab.run(iwlab.load("congested-links", ["duration=5s", "warmup=1s"]), seed=1, pcap=path, flows=[0])
+    assert r.summary["flows"] > 0 and path.read_bytes()[:4] in (b"\xd4\xc3\xb2\xa1", b"\x4d\x3c\xb2\xa1")
+
+
+def test_a_core_error_at_build_time_is_a_scenario_error(tmp_path):
+    csv = tmp_path / "sizes.csv"
+    csv.write_text("1000,0\n10000,1\n")
+    text = iwlab.load("iw-function", SHORT).to_toml().replace('builtin = "websearch"', f'file = "{csv}"')
+    sc = iwlab.Scenario.from_toml(text, "x.toml")
+    csv.unlink()
+    with pytest.raises(iwlab.ScenarioError) as e:
+        iwlab.run(sc)
+    assert e.value.source == "x.toml" and "sizes.csv" in str(e.value)
+
+
+def stub_functions() -> dict[str, ast.FunctionDef]:
+    stub = Path(iwlab.__file__).with_name("_core.pyi")
+    return {n.name: n for n in ast.parse(stub.read_text()).body if isinstance(n, ast.FunctionDef)}
+
+
+def test_the_type_stubs_match_the_extension():
+    stubs = stub_functions()
+    public = {n for n in dir(_core) if not n.startswith("_") and callable(getattr(_core, n))} - {"ScenarioError"}
+    assert set(stubs) == public
+    for name, node in stubs.items():
+        real = inspect.signature(getattr(_core, name))
+        args = node.args.args
+        defaults = [None] * (len(args) - len(node.args.defaults)) + node.args.defaults
+        assert [a.arg for a in args] == list(real.parameters), name
+        for a, d in zip(args, defaults):
+            want = real.parameters[a.arg].default
+            assert (d is None and want is inspect.Parameter.empty) or ast.literal_eval(d) == want, (name, a.arg)
+    assert Path(iwlab.__file__).with_name("py.typed").exists()
+
+
+@pytest.mark.parametrize("module", [iwlab, iwlab.api])
+def test_the_docstring_examples_run(module):
+    result = doctest.testmod(module, optionflags=doctest.ELLIPSIS)
+    assert result.attempted > 0 and result.failed == 0

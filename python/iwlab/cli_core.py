@@ -1,7 +1,191 @@
-"""`iwlab run | presets | show | validate | trace` (being written)."""
+"""`iwlab run | trace | presets | show | validate | schema` and `iwlab --version`.
+
+SCENARIO is a TOML (or `.json`) file or the name of a packaged preset (`iwlab presets`).
+`--set PATH=VALUE` overrides a field on every command that takes a scenario. Bad input — a
+file that cannot be read, an unknown key, a wrong type, a value out of range, a bad `--set` —
+prints one line naming the file (or the `--set`), the line, the field, the value and what is
+allowed, and exits with status 2.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Annotated, NoReturn, Optional
 
 import typer
 
+__all__ = ["register", "user_errors", "fail", "load_scenario", "SetOption", "ScenarioArg"]
+
+SetOption = Annotated[
+    Optional[list[str]],
+    typer.Option("--set", metavar="PATH=VALUE",
+                 help="Override a field, repeatable: --set apps\\[0].count=32 --set topology.bottleneck.rate=2Mbps "
+                      "(values are TOML literals; bare text is a string)."),
+]
+ScenarioArg = Annotated[str, typer.Argument(metavar="SCENARIO", help="A scenario file (TOML) or a preset name.")]
+SeedOption = Annotated[Optional[int], typer.Option("--seed", min=0, help="Seed of every random stream "
+                                                                          "(default: the scenario's).")]
+
+
+def fail(message: str) -> NoReturn:
+    """Prints `error: message` on stderr (one line) and exits with status 2."""
+    typer.echo(f"error: {' '.join(message.split())}", err=True)
+    raise typer.Exit(2)
+
+
+@contextmanager
+def user_errors() -> Iterator[None]:
+    """Turns bad input (scenario errors, unreadable files) into `fail`."""
+    from iwlab.scenario import ScenarioError
+
+    try:
+        yield
+    except ScenarioError as e:
+        fail(str(e))
+    except OSError as e:
+        fail(str(e) if not e.filename else f"{e.filename}: {e.strerror}")
+
+
+def load_scenario(scenario: str, sets: list[str] | None):
+    """The scenario of a command line (a path or a preset, then the `--set`s)."""
+    from iwlab.scenario import load
+
+    return load(scenario, sets or ())
+
+
+def _version(value: bool) -> None:
+    if value:
+        from iwlab import __version__, core_version
+
+        typer.echo(f"iwlab {__version__} (core {core_version()})")
+        raise typer.Exit()
+
+
+def _root(
+    version: Annotated[Optional[bool], typer.Option("--version", callback=_version, is_eager=True,
+                                                    help="Print the version and exit.")] = None,
+) -> None:
+    del version
+
+
+def _print_summary(result) -> None:
+    from rich.console import Console
+    from rich.table import Table
+
+    from iwlab.api import summary_rows
+
+    table = Table(title=f"{result.scenario.name} · seed {result.seed}", show_header=False, title_justify="left")
+    table.add_column("metric", style="bold")
+    table.add_column("value", justify="right")
+    for label, value in summary_rows(result.summary):
+        table.add_row(label, value)
+    Console().print(table)
+
+
+def run(
+    scenario: ScenarioArg,
+    seed: SeedOption = None,
+    out: Annotated[Optional[Path], typer.Option("--out", "-o", help="Output folder "
+                                                "\\[default: out/NAME-seedN].")] = None,
+    sets: SetOption = None,
+) -> None:
+    """Run a scenario once: write flows/pages/links/queues.parquet, summary.json, scenario.toml; print a summary."""
+    from iwlab.api import run as run_scenario
+
+    with user_errors():
+        sc = load_scenario(scenario, sets)
+        result = run_scenario(sc, seed=seed)
+        folder = result.save(out if out is not None else Path("out") / f"{sc.name}-seed{result.seed}")
+    _print_summary(result)
+    typer.echo(f"wrote {folder}/{{flows,pages,links,queues}}.parquet, summary.json, scenario.toml")
+
+
+def _flow_ids(text: str | None) -> list[int] | None:
+    if text is None:
+        return None
+    try:
+        ids = [int(part) for part in text.split(",") if part.strip()]
+    except ValueError:
+        fail(f"--flows {text!r}: expected flow ids separated by commas, such as 1,2,3")
+    if not ids or any(i < 0 for i in ids):
+        fail(f"--flows {text!r}: expected flow ids >= 0 separated by commas, such as 1,2,3")
+    return ids
+
+
+def trace(
+    scenario: ScenarioArg,
+    pcap: Annotated[Path, typer.Option("--pcap", help="The pcap file to write (Wireshark/tshark-readable).")],
+    flows: Annotated[Optional[str], typer.Option("--flows", metavar="ID,ID,...", help="Only these flows (ids of "
+                                                 "the `flow` column) \\[default: all].")] = None,
+    seed: SeedOption = None,
+    sets: SetOption = None,
+) -> None:
+    """Run a scenario and capture the bottleneck (both directions) into a pcap file."""
+    from iwlab.api import run as run_scenario
+
+    ids = _flow_ids(flows)
+    with user_errors():
+        sc = load_scenario(scenario, sets)
+        if pcap.parent != Path("") and not pcap.parent.is_dir():
+            fail(f"--pcap {pcap}: folder {pcap.parent} does not exist")
+        result = run_scenario(sc, seed=seed, pcap=pcap, flows=ids)
+    _print_summary(result)
+    typer.echo(f"wrote {pcap} ({pcap.stat().st_size} bytes)")
+
+
+def presets() -> None:
+    """List the packaged preset scenarios."""
+    from rich.console import Console
+    from rich.table import Table
+
+    from iwlab.scenario import describe_presets
+
+    table = Table("preset", "description", title="Presets (iwlab show NAME prints one)", title_justify="left")
+    for name, description in describe_presets().items():
+        table.add_row(name, description)
+    Console().print(table)
+
+
+def show(
+    name: Annotated[str, typer.Argument(metavar="NAME", help="A preset name (or a scenario file).")],
+    canonical: Annotated[bool, typer.Option("--canonical", help="Print the canonical form (defaults filled "
+                                            "in) instead of the file.")] = False,
+    as_json: Annotated[bool, typer.Option("--json", help="Print canonical JSON.")] = False,
+    sets: SetOption = None,
+) -> None:
+    """Print a preset's TOML (the file with its comments, or canonical with --canonical or --set)."""
+    from iwlab.scenario import preset_path, presets as preset_names
+
+    with user_errors():
+        sc = load_scenario(name, sets)
+        if as_json:
+            typer.echo(json.dumps(sc.data, indent=2))
+        elif canonical or sets:
+            typer.echo(sc.to_toml(), nl=False)
+        else:
+            path = preset_path(name) if name in preset_names() and not Path(name).exists() else Path(name)
+            typer.echo(path.read_text(), nl=False)
+
+
+def validate(scenario: ScenarioArg, sets: SetOption = None) -> None:
+    """Check a scenario; print OK or the error (exit status 2)."""
+    with user_errors():
+        sc = load_scenario(scenario, sets)
+    typer.echo(f"OK: {sc.name} ({sc.source}, hash {sc.hash()})")
+
+
+def schema() -> None:
+    """Print the JSON Schema of scenario files (for editors: taplo / Even Better TOML)."""
+    from iwlab.scenario import ScenarioModel
+
+    typer.echo(json.dumps(ScenarioModel.model_json_schema(), indent=2))
+
 
 def register(app: typer.Typer) -> None:
-    del app
+    """Adds the commands of this module and `--version` to `app`."""
+    app.callback()(_root)
+    for command in (run, trace, presets, show, validate, schema):
+        app.command(command.__name__)(command)

@@ -33,6 +33,13 @@ fn normalize(text: &str, format: &str) -> PyResult<String> {
     parse(text, format)?.to_json_string().map_err(scenario_error)
 }
 
+/// Reads a scenario file (JSON if it ends in `.json`, else TOML) and validates it, relative
+/// paths inside it (empirical CDF files) resolved against its folder; returns canonical JSON.
+#[pyfunction]
+fn normalize_path(path: &str) -> PyResult<String> {
+    Scenario::from_path(path).and_then(|s| s.to_json_string()).map_err(scenario_error)
+}
+
 /// Canonical TOML of a scenario given as TOML or JSON.
 #[pyfunction]
 #[pyo3(signature = (text, format = "json"))]
@@ -55,8 +62,26 @@ fn table_to_dict<'py>(py: Python<'py>, t: &Table) -> PyResult<Bound<'py, PyDict>
     Ok(d)
 }
 
+/// The type of each column: "u64", "i64", "f64", "opt_f64", "bool" or "str".
+fn table_types<'py>(py: Python<'py>, t: &Table) -> PyResult<Bound<'py, PyDict>> {
+    let d = PyDict::new(py);
+    for (name, col) in &t.columns {
+        let ty = match col {
+            Column::U64(_) => "u64",
+            Column::I64(_) => "i64",
+            Column::F64(_) => "f64",
+            Column::OptF64(_) => "opt_f64",
+            Column::Bool(_) => "bool",
+            Column::Str(_) => "str",
+        };
+        d.set_item(*name, ty)?;
+    }
+    Ok(d)
+}
+
 /// Runs a scenario (JSON or TOML text) with `seed` (the scenario's own if None). Returns a
-/// dict with "flows", "pages", "links", "queues" (dicts of columns) and "summary".
+/// dict with "flows", "pages", "links", "queues" (dicts of columns), "types" (per table, the
+/// type of each column, so that empty tables keep their schema) and "summary".
 /// With `pcap`, packets on the bottleneck (both directions) of the chosen `flows` (all if
 /// None) are written to that file.
 #[pyfunction]
@@ -85,13 +110,14 @@ fn run<'py>(
         trace = Some((writer, err));
     }
     let (end, warmup, seed) = (built.end, built.warmup, built.seed);
-    let (results, wall) = py.allow_threads(move || {
-        let t = std::time::Instant::now();
-        let sim = built.run();
-        let wall = t.elapsed().as_secs_f64();
-        sim.check_accounting().map(|_| (Results::collect(&sim, end, warmup), wall))
-    })
-    .map_err(|e| pyo3::exceptions::PyRuntimeError::new_err(format!("accounting identity broken: {e}")))?;
+    let (results, wall) = py
+        .allow_threads(move || {
+            let t = std::time::Instant::now();
+            let sim = built.run();
+            let wall = t.elapsed().as_secs_f64();
+            sim.check_accounting().map(|_| (Results::collect(&sim, end, warmup), wall))
+        })
+        .map_err(|e| pyo3::exceptions::PyRuntimeError::new_err(format!("accounting identity broken: {e}")))?;
     if let Some((writer, err)) = trace {
         if let Some(e) = err.lock().unwrap().take() {
             return Err(PyOSError::new_err(e));
@@ -103,6 +129,12 @@ fn run<'py>(
     out.set_item("pages", table_to_dict(py, &results.pages)?)?;
     out.set_item("links", table_to_dict(py, &results.links)?)?;
     out.set_item("queues", table_to_dict(py, &results.queues)?)?;
+    let types = PyDict::new(py);
+    types.set_item("flows", table_types(py, &results.flows)?)?;
+    types.set_item("pages", table_types(py, &results.pages)?)?;
+    types.set_item("links", table_types(py, &results.links)?)?;
+    types.set_item("queues", table_types(py, &results.queues)?)?;
+    out.set_item("types", types)?;
     let s = &results.summary;
     let summary = PyDict::new(py);
     summary.set_item("seed", seed)?;
@@ -133,6 +165,7 @@ fn core_version() -> &'static str {
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(core_version, m)?)?;
     m.add_function(wrap_pyfunction!(normalize, m)?)?;
+    m.add_function(wrap_pyfunction!(normalize_path, m)?)?;
     m.add_function(wrap_pyfunction!(to_toml, m)?)?;
     m.add_function(wrap_pyfunction!(run, m)?)?;
     m.add("ScenarioError", m.py().get_type::<ScenarioError>())?;

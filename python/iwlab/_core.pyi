@@ -1,0 +1,69 @@
+"""Type stubs of `iwlab._core`, the PyO3 bindings of the Rust simulator core
+(crates/iwlab-py/src/lib.rs). Keep in step with it: tests/test_api.py compares the two."""
+
+from collections.abc import Sequence
+from typing import Literal, TypedDict
+
+Format = Literal["toml", "json"]
+ColumnType = Literal["u64", "i64", "f64", "opt_f64", "bool", "str"]
+Column = list[int] | list[float] | list[float | None] | list[bool] | list[str]
+
+class ScenarioError(ValueError):
+    """A scenario was rejected: args = (message, path, line, column); line and column are
+    1-based, None when unknown."""
+
+    args: tuple[str, str, int | None, int | None]  # type: ignore[assignment]
+
+class Summary(TypedDict):
+    seed: int
+    duration: float
+    warmup: float
+    events: int
+    packets_created: int
+    packets_delivered: int
+    packets_dropped: int
+    packets_in_flight: int
+    flows: int
+    flows_completed: int
+    pages: int
+    pages_completed: int
+    wall_seconds: float
+    core_version: str
+
+class Tables(TypedDict):
+    flows: dict[str, ColumnType]
+    pages: dict[str, ColumnType]
+    links: dict[str, ColumnType]
+    queues: dict[str, ColumnType]
+
+class RunOutput(TypedDict):
+    flows: dict[str, Column]
+    pages: dict[str, Column]
+    links: dict[str, Column]
+    queues: dict[str, Column]
+    types: Tables
+    summary: Summary
+
+def core_version() -> str:
+    """The version of the simulator core."""
+
+def normalize(text: str, format: Format = "toml") -> str:
+    """Parses and validates a scenario; returns its canonical JSON (defaults filled in).
+    Raises ScenarioError."""
+
+def normalize_path(path: str) -> str:
+    """Reads a scenario file (JSON if it ends in `.json`, else TOML) and validates it,
+    relative paths inside it resolved against its folder; returns canonical JSON."""
+
+def to_toml(text: str, format: Format = "json") -> str:
+    """Canonical TOML of a scenario given as TOML or JSON."""
+
+def run(
+    text: str,
+    format: Format = "json",
+    seed: int | None = None,
+    pcap: str | None = None,
+    flows: Sequence[int] | None = None,
+) -> RunOutput:
+    """Runs a scenario with `seed` (the scenario's own if None); with `pcap`, writes the
+    bottleneck's packets of `flows` (all if None) to that file. Releases the GIL while it runs."""

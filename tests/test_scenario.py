@@ -1,0 +1,227 @@
+"""Scenario files: presets, the pydantic mirror of the format, overrides, and error messages
+that name the file, line, field, value and what is allowed."""
+
+import doctest
+import json
+import re
+from pathlib import Path
+
+import pytest
+
+import iwlab
+from iwlab import overrides as ov
+from iwlab import scenario as sc_mod
+from iwlab.scenario import Scenario, ScenarioError, ScenarioModel, load, preset_path
+
+DOCS = Path(__file__).resolve().parents[1] / "docs" / "scenario-format.md"
+PRESETS = iwlab.presets()
+
+
+def doc_example() -> str:
+    text = DOCS.read_text()
+    block = text[text.index("## A complete example"):]
+    return re.search(r"```toml\n(.*?)```", block, re.S).group(1)
+
+
+def test_the_packaged_presets_are_the_five_studies():
+    assert PRESETS == ["bench-bulk", "congested-links", "iw-function", "rfc2415", "rfc6928"]
+    assert all(iwlab.scenario.describe_presets().values())
+
+
+@pytest.mark.parametrize("name", PRESETS)
+def test_the_models_accept_and_reproduce_every_presets_canonical_data(name):
+    data = load(name).data
+    model = ScenarioModel.model_validate(data)
+    assert model.to_data() == data
+    assert Scenario.from_model(model).data == data
+
+
+def test_the_models_accept_the_complete_example_of_the_format_docs():
+    s = Scenario.from_toml(doc_example(), "example.toml")
+    model = s.model
+    assert model.topology.bottleneck.queue.kind == "red"
+    assert model.topology.bottleneck.loss.direction == "reverse"
+    assert [a.kind for a in model.apps] == ["web", "web", "udp", "poisson-flows"]
+    assert model.to_data() == s.data
+
+
+def test_a_scenario_built_from_models_runs():
+    m = ScenarioModel(
+        name="tiny", duration="5s",
+        topology=sc_mod.Dumbbell(
+            bottleneck=sc_mod.Bottleneck(rate="2Mbps", delay="20ms", queue=sc_mod.DropTail(limit="20pkt")),
+            left=[sc_mod.HostGroup(name="c", count=2, access=sc_mod.Access(rate="10Mbps", delay="1ms"))],
+            right=[sc_mod.HostGroup(name="s", count=2, access=sc_mod.Access(rate="10Mbps", delay="1ms"))]),
+        iw=sc_mod.IwSection(default="ten", policies={"ten": sc_mod.Rfc6928Iw()}),
+        apps=[sc_mod.WebApp(clients="c", servers="s", count=2, think=sc_mod.Exponential(mean=1.0))],
+    )
+    r = iwlab.run(Scenario.from_model(m), seed=4)
+    assert r.summary["pages"] > 0 and r.summary["scenario"] == "tiny"
+
+
+@pytest.mark.parametrize("data_path, value, expected", [
+    ("bogus", 1, "bogus: unknown key `bogus`; expected one of `name`, `description`, `seed`"),
+    ("topology.bottleneck.rat", "1Mbps", "unknown key `rat`; expected one of `rate`, `delay`, `queue`"),
+    ("apps[0].thinkk", 1, "apps[0].thinkk: unknown key `thinkk`; expected one of `name`"),
+    ("tcp.cubic.betta", 0.5, "tcp.cubic.betta: unknown key `betta`; expected one of `beta`, `c`"),
+    ("iw.policies.iw1.segmentz", 3, "iw.policies.iw1.segmentz: unknown key `segmentz`"),
+])
+def test_the_models_reject_an_unknown_key_naming_it_and_the_allowed_keys(data_path, value, expected):
+    data = load("rfc2415").data
+    data.setdefault("tcp", {}).setdefault("cubic", {})
+    ov.set_path(data, data_path, value)
+    with pytest.raises(ScenarioError) as e:
+        Scenario.from_data(data, "mine")
+    assert expected in str(e.value) and str(e.value).startswith("mine: ")
+
+
+@pytest.mark.parametrize("data_path, value, expected", [
+    ("apps[0].count", "16", 'apps[0].count = "16" is not allowed: input should be a valid integer'),
+    ("apps[0].count", 0, "apps[0].count = 0 is not allowed: input should be greater than or equal to 1"),
+    ("apps[0].kind", "webb", "apps[0].kind = \"webb\" is not allowed; expected one of 'ftp', 'bulk', 'web'"),
+    ("apps[0].think", {"lo": 1}, "apps[0].think.kind is missing; expected one of 'constant', 'uniform'"),
+    ("topology.bottleneck.queue", {"kind": "fifo"}, "topology.bottleneck.queue.kind = \"fifo\" is not allowed"),
+    ("tcp.sack", "yes", 'tcp.sack = "yes" is not allowed: input should be a valid boolean'),
+    ("duration", -1, "duration = -1 is not allowed: input should be greater than or equal to 0"),
+    ("topology.bottleneck.loss", {"kind": "random", "p": 1.5}, "topology.bottleneck.loss.p = 1.5 is not allowed"),
+])
+def test_structural_errors_name_the_path_the_value_and_what_is_allowed(data_path, value, expected):
+    data = load("rfc2415").data
+    ov.set_path(data, data_path, value)
+    with pytest.raises(ScenarioError) as e:
+        Scenario.from_data(data)
+    assert expected in str(e.value)
+    assert "\n" not in str(e.value)
+
+
+@pytest.mark.parametrize("data_path, value, expected", [
+    ("iw.default", "iw9", 'iw.default = "iw9" is not allowed; expected a defined policy'),
+    ("topology.bottleneck.rate", "0Mbps", "topology.bottleneck.rate = 0bps is not allowed; expected > 0"),
+    ("warmup", "400s", "warmup"),
+    ("apps[0].think.hi", 0.5, "apps[0].think.hi = 0.5 is not allowed; expected >= uniform.lo = 1"),
+])
+def test_the_core_rejects_what_the_models_cannot_know(data_path, value, expected):
+    data = load("rfc2415").data
+    ov.set_path(data, data_path, value)
+    with pytest.raises(ScenarioError) as e:
+        Scenario.from_data(data)
+    assert expected in str(e.value) and e.value.line is None
+
+
+@pytest.mark.parametrize("overrides, check", [
+    ({"apps[0].count": 32}, lambda d: d["apps"][0]["count"] == 32),
+    ({"topology.bottleneck.rate": "2000kbps"}, lambda d: d["topology"]["bottleneck"]["rate"] == "2Mbps"),
+    ({"tcp.cc": "cubic", "tcp.cubic.beta": 0.8}, lambda d: d["tcp"]["cubic"] == {"beta": 0.8}),
+    ({"topology.bottleneck.loss": {"kind": "random", "p": 0.01}},
+     lambda d: d["topology"]["bottleneck"]["loss"] == {"kind": "random", "p": 0.01, "direction": "both"}),
+    ({"duration": 20}, lambda d: d["duration"] == "20s"),
+    ({"apps[1].tcp.mss": 1000}, lambda d: d["apps"][1]["tcp"]["mss"] == "1kB"),
+])
+def test_overrides_replace_fields_and_the_result_is_canonical(overrides, check):
+    base = load("rfc2415")
+    s = base.with_overrides(overrides)
+    assert check(s.data) and s.hash() != base.hash()
+    assert base.data == load("rfc2415").data  # the original is untouched
+
+
+@pytest.mark.parametrize("item, value", [
+    ("apps[0].count=32", 32),
+    ('topology.bottleneck.rate="2Mbps"', "2Mbps"),
+    ("topology.bottleneck.rate=2Mbps", "2Mbps"),
+    ("apps[0].http=1.1", "1.1"),
+    ("name=2024", "2024"),
+    ("duration=20", 20),
+    ("tcp.sack=true", True),
+    ("topology.bottleneck.queue={ kind = 'red' }", {"kind": "red"}),
+    ("apps[0].start = 2024-01-01", "2024-01-01"),
+])
+def test_set_values_are_toml_literals_or_bare_strings(item, value):
+    data = load("rfc2415").data
+    path, text = ov.split_set(item)
+    ann = ov.annotation_at(ScenarioModel, data, ov.parse_path(path))
+    assert ov.coerce(ann, ov.literal(text), text) == value
+
+
+@pytest.mark.parametrize("sets, source, expected", [
+    (["apps[5].count=3"], "--set apps[5].count=3", "apps[5]: no such entry; apps has 2 entries (apps[0] to apps[1])"),
+    (["apps[0"], "--set", "'apps[0': expected PATH=VALUE"),
+    (["a..b=1"], "--set a..b=1", "'a..b' is not a field path"),
+    (["topology.bottleneck.rate.x=1"], "--set topology.bottleneck.rate.x=1",
+     "topology.bottleneck.rate is a value ('1.5Mbps'), not a table"),
+    (["duration=20s", "apps[0].count=x"], "--set apps[0].count=x", 'apps[0].count = "x" is not allowed'),
+    (["iw.default=iw9"], "--set iw.default=iw9", 'iw.default = "iw9" is not allowed; expected a defined policy'),
+    (["topology.bottleneck.rate=-1Mbps"], "--set topology.bottleneck.rate=-1Mbps", '"-1Mbps" is negative'),
+])
+def test_a_bad_set_names_itself_and_the_path(sets, source, expected):
+    with pytest.raises(ScenarioError) as e:
+        load("rfc2415", sets)
+    assert e.value.source == source and expected in str(e.value)
+
+
+def test_sets_apply_in_order_so_a_new_table_can_be_filled_in():
+    s = load("rfc2415", ["topology.bottleneck.queue={kind='red'}", "topology.bottleneck.queue.limit=50"])
+    assert s.data["topology"]["bottleneck"]["queue"] == {"kind": "red", "limit": "50pkt"}
+
+
+def write(tmp_path: Path, name: str, text: str) -> Path:
+    p = tmp_path / name
+    p.write_text(text)
+    return p
+
+
+BASE = preset_path("rfc2415").read_text()
+BAD_FILES = [
+    ("unknown-key", BASE.replace('delay = "50ms"', 'delay = "50ms"\nrat = "1Mbps"'), 25, "topology.bottleneck.rat",
+     "unknown field `rat`, expected one of `rate`"),
+    ("wrong-type", BASE.replace("count = 16", 'count = "sixteen"'), 69, "apps[0].count",
+     'invalid type: string "sixteen", expected u32'),
+    ("negative-rate", BASE.replace('rate = "1.5Mbps"', 'rate = "-1.5Mbps"'), 23, "topology.bottleneck.rate",
+     '"-1.5Mbps" is negative; expected a rate'),
+    ("syntax", BASE.replace("count = 16", "count = = 16"), 69, "", "syntax error: invalid string"),
+    ("bad-reference", BASE.replace('default = "iw1"', 'default = "iw9"'), 55, "iw.default",
+     'iw.default = "iw9" is not allowed; expected a defined policy, one of ["iw1", "iw2", "iw3", "iw4"]'),
+]
+
+
+@pytest.mark.parametrize("name, text, line, field, expected", BAD_FILES, ids=[c[0] for c in BAD_FILES])
+def test_a_bad_file_is_reported_with_its_name_line_and_field(tmp_path, name, text, line, field, expected):
+    path = write(tmp_path, f"{name}.toml", text)
+    with pytest.raises(ScenarioError) as e:
+        load(path)
+    err = e.value
+    assert (err.source, err.line, err.path) == (str(path), line, field)
+    assert str(err).startswith(f"{path}:{line}:") and expected in str(err) and "\n" not in str(err)
+
+
+def test_a_missing_file_names_the_presets():
+    with pytest.raises(FileNotFoundError, match=r"nope\.toml: no such scenario file or preset \(presets: bench-bulk"):
+        load("nope.toml")
+
+
+def test_a_json_file_is_read_as_json(tmp_path):
+    path = write(tmp_path, "s.json", json.dumps(load("rfc2415").data))
+    assert load(path).data == load("rfc2415").data
+
+
+def test_relative_cdf_files_are_found_next_to_the_scenario(tmp_path, monkeypatch):
+    (tmp_path / "sub").mkdir()
+    write(tmp_path / "sub", "sizes.csv", "1000,0\n10000,0.5\n100000,1\n")
+    text = load("iw-function", ["duration=10s", "warmup=1s"]).to_toml().replace(
+        'builtin = "websearch"', 'file = "sizes.csv"')
+    path = write(tmp_path / "sub", "flows.toml", text)
+    monkeypatch.chdir(tmp_path)
+    s = load(Path("sub") / "flows.toml")
+    assert s.data["apps"][0]["size"]["file"] == str(tmp_path / "sub" / "sizes.csv")
+    assert iwlab.run(s).summary["flows"] > 0
+
+
+def test_the_json_schema_documents_the_format():
+    schema = ScenarioModel.model_json_schema()
+    assert {"name", "duration", "topology", "apps"} <= set(schema["properties"])
+    assert "WebApp" in schema["$defs"] and "description" in schema["$defs"]["Tcp"]["properties"]["cc"]
+
+
+@pytest.mark.parametrize("module", [iwlab.scenario, iwlab.overrides])
+def test_the_docstring_examples_run(module):
+    result = doctest.testmod(module, optionflags=doctest.ELLIPSIS)
+    assert result.attempted > 0 and result.failed == 0
