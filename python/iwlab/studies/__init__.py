@@ -1,0 +1,47 @@
+"""One-command reproductions of the founding initial-window studies (SPEC S1):
+`rfc2415`, `congested-links`, `rfc6928`, `iw-function`.
+
+Each study module exposes `NAME`, `TITLE` and `run(opts: Options) -> StudyResult`; it builds
+its scenarios from the packaged presets, runs them with `iwlab.sweep` (resumable under
+`opts.out/raw/`), and computes its tables from the records. Results are what the simulator
+produces — never adjusted toward published numbers.
+"""
+
+from __future__ import annotations
+
+import importlib
+from pathlib import Path
+
+from iwlab.studies.base import Options, StudyResult, write_result
+
+STUDIES = {
+    "rfc2415": "iwlab.studies.rfc2415",
+    "congested-links": "iwlab.studies.congested_links",
+    "rfc6928": "iwlab.studies.rfc6928",
+    "iw-function": "iwlab.studies.iw_function",
+}
+
+__all__ = ["STUDIES", "Options", "StudyResult", "reproduce", "reproduce_all"]
+
+
+def reproduce(name: str, opts: Options) -> tuple[StudyResult, Path]:
+    """Runs one study; writes its tables, result and report under `opts.out`."""
+    if name not in STUDIES:
+        raise ValueError(f"study = {name!r} is not known; expected one of {', '.join(STUDIES)} or 'all'")
+    module = importlib.import_module(STUDIES[name])
+    res = module.run(opts)
+    return res, write_result(res, opts.out)
+
+
+def reproduce_all(opts: Options) -> Path:
+    """Runs every study into `opts.out/<study>/` and writes the one-page summary report."""
+    from iwlab.studies.report import summary_html
+
+    done = []
+    for name in STUDIES:
+        sub = Options(opts.out / name, opts.quick, opts.seeds, opts.jobs, opts.dask, opts.progress)
+        res, path = reproduce(name, sub)
+        done.append((res, f"{name}/{path.name}"))
+    out = opts.out / "report.html"
+    out.write_text(summary_html(done))
+    return out

@@ -1,0 +1,168 @@
+"""What every study produces, and how it is written: tables (CSV + HTML, every cell with its
+spread across seeds), figures, and conclusions computed from the data — never from the paper.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable, Protocol, Sequence
+
+import numpy as np
+import pandas as pd
+
+__all__ = ["Cell", "Figure", "Options", "Study", "StudyResult", "Table", "cell", "write_result"]
+
+
+@dataclass(frozen=True)
+class Options:
+    """How a study is run. `quick` means fewer seeds and shorter runs (documented per study)."""
+
+    out: Path
+    quick: bool = False
+    seeds: int | None = None
+    jobs: int | None = None
+    dask: str | None = None
+    progress: bool = True
+
+    def n_seeds(self, full: int = 10, quick: int = 3) -> int:
+        return self.seeds if self.seeds is not None else (quick if self.quick else full)
+
+
+@dataclass(frozen=True)
+class Cell:
+    """A value across seeds: the mean and a 95 % bootstrap interval."""
+
+    value: float
+    lo: float
+    hi: float
+    n: int
+
+
+def cell(values: Sequence[float] | pd.Series | np.ndarray, confidence: float = 0.95) -> Cell:
+    """Mean of per-seed values with a bootstrap interval (NaNs dropped; one value ⇒ no spread)."""
+    from iwlab import stats
+
+    x = np.asarray(pd.Series(values, dtype="float64").dropna(), dtype="float64")
+    if len(x) == 0:
+        return Cell(float("nan"), float("nan"), float("nan"), 0)
+    if len(x) == 1 or np.all(x == x[0]):
+        return Cell(float(x[0]), float(x[0]), float(x[0]), len(x))
+    lo, hi = stats.bootstrap_ci(x, "mean", confidence)
+    return Cell(float(x.mean()), float(lo), float(hi), len(x))
+
+
+@dataclass
+class Table:
+    """One table of a study, in the layout of the original document.
+
+    `frame` holds the values: one row per scenario (the index names it), one column per
+    compared setting (e.g. IW); `low` and `high` (same shape) hold the interval bounds.
+    """
+
+    name: str
+    title: str
+    frame: pd.DataFrame
+    low: pd.DataFrame | None = None
+    high: pd.DataFrame | None = None
+    note: str = ""
+    fmt: str = "{:.3g}"
+
+    @classmethod
+    def from_cells(cls, name: str, title: str, cells: dict[Any, dict[Any, Cell]], note: str = "",
+                   fmt: str = "{:.3g}", index_name: str = "scenario") -> "Table":
+        """`cells[row][column]` → a table with its interval frames."""
+        rows = list(cells)
+        cols = list(dict.fromkeys(c for r in rows for c in cells[r]))
+
+        def frame(attr: str) -> pd.DataFrame:
+            data = {c: [getattr(cells[r].get(c), attr, np.nan) if cells[r].get(c) else np.nan for r in rows]
+                    for c in cols}
+            return pd.DataFrame(data, index=pd.Index(rows, name=index_name))
+
+        return cls(name, title, frame("value"), frame("lo"), frame("hi"), note, fmt)
+
+    def to_csv_frame(self) -> pd.DataFrame:
+        """One row per scenario, one column per setting, plus `<col>_lo` / `<col>_hi`."""
+        out = self.frame.copy()
+        for bound, df in (("lo", self.low), ("hi", self.high)):
+            if df is not None:
+                for c in self.frame.columns:
+                    out[f"{c}_{bound}"] = df[c]
+        return out
+
+    def text(self) -> str:
+        """The table as aligned text: `value [lo, hi]` per cell."""
+        def show(r: Any, c: Any) -> str:
+            v = self.frame.loc[r, c]
+            if pd.isna(v):
+                return "—"
+            s = self.fmt.format(v)
+            if self.low is not None and self.high is not None and not pd.isna(self.low.loc[r, c]):
+                lo, hi = self.low.loc[r, c], self.high.loc[r, c]
+                if lo != hi:
+                    s += f" [{self.fmt.format(lo)}, {self.fmt.format(hi)}]"
+            return s
+
+        header = [str(self.frame.index.name or "")] + [str(c) for c in self.frame.columns]
+        body = [[str(r)] + [show(r, c) for c in self.frame.columns] for r in self.frame.index]
+        widths = [max(len(row[i]) for row in [header, *body]) for i in range(len(header))]
+        line = lambda row: "  ".join(x.ljust(w) if i == 0 else x.rjust(w) for i, (x, w) in enumerate(zip(row, widths)))
+        return "\n".join([f"{self.name}: {self.title}", line(header), *map(line, body)] + ([self.note] if self.note else []))
+
+
+@dataclass
+class Figure:
+    name: str
+    png: bytes
+    caption: str
+
+
+@dataclass
+class StudyResult:
+    study: str
+    title: str
+    tables: list[Table] = field(default_factory=list)
+    figures: list[Figure] = field(default_factory=list)
+    #: Sentences computed from the data (e.g. "IW 4 lowers the median page delay by 12 % …").
+    conclusions: list[str] = field(default_factory=list)
+    #: The same in Japanese where a study provides it (RFC 2415's Japanese translation readers).
+    conclusions_ja: list[str] = field(default_factory=list)
+    #: What was run: seeds, durations, grid sizes, scenario files and their hashes.
+    setup: dict[str, Any] = field(default_factory=dict)
+    #: Documentation shown in the report (distributions, defaults, model choices).
+    notes: list[str] = field(default_factory=list)
+
+
+class Study(Protocol):
+    name: str
+    title: str
+
+    def run(self, opts: Options) -> StudyResult: ...
+
+
+def write_result(res: StudyResult, out: Path) -> Path:
+    """Writes `tables/<name>.csv`, `result.json` and `report.html` under `out`."""
+    from iwlab.studies.report import study_html
+
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "tables").mkdir(exist_ok=True)
+    for t in res.tables:
+        t.to_csv_frame().to_csv(out / "tables" / f"{t.name}.csv")
+    meta = {
+        "study": res.study,
+        "title": res.title,
+        "conclusions": res.conclusions,
+        "conclusions_ja": res.conclusions_ja,
+        "setup": res.setup,
+        "tables": [t.name for t in res.tables],
+        "figures": [f.name for f in res.figures],
+    }
+    (out / "result.json").write_text(json.dumps(meta, indent=2, default=str, ensure_ascii=False))
+    path = out / "report.html"
+    path.write_text(study_html(res))
+    return path
+
+
+Runner = Callable[[Options], StudyResult]
