@@ -8,7 +8,7 @@ PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 export CARGO_TERM_COLOR ?= never
 
-.PHONY: run test deps deps-rust ext test-rust test-python bench lint clean
+.PHONY: run test deps deps-rust deps-browser ext test-rust test-python bench lint clean
 
 ## run: set up, run the headline study, write a report under out/
 run: ext
@@ -37,8 +37,14 @@ ext: deps
 test-rust: deps-rust
 	$(CARGO) test -p iwlab-core -p iwlab-link --release
 
-test-python: ext
+test-python: ext deps-browser
 	$(PY) -m pytest -q
+
+## deps-browser: headless Chromium for the report's browser test (Debian package; skipped if present)
+deps-browser:
+	@command -v chromium >/dev/null || { export DEBIAN_FRONTEND=noninteractive; \
+	  apt-get update -q && apt-get install -y -q --no-install-recommends chromium; } \
+	  || echo "chromium could not be installed: the browser test will be skipped"
 
 ## bench: criterion micro and scenario benchmarks of the engine
 bench: deps-rust

@@ -11,24 +11,15 @@ True
 (3, True, double[pyarrow])
 """
 
-from typing import TYPE_CHECKING, Any
-
 from iwlab._core import core_version
+from iwlab.api import Result, run
 from iwlab.scenario import Scenario, ScenarioError, ScenarioModel, load, presets
 
-if TYPE_CHECKING:
-    from iwlab.api import Result, run
+# Imported eagerly on purpose: the function `sweep` shares its name with the module
+# `iwlab.sweep`; binding it here after the module import keeps `iwlab.sweep(...)` the function
+# whatever else imports the module first.
+from iwlab.sweep import sweep, sweep_records  # noqa: E402
 
 __version__ = "0.1.0"
 __all__ = ["__version__", "core_version", "Result", "Scenario", "ScenarioError", "ScenarioModel", "load", "presets",
-           "run"]
-
-
-def __getattr__(name: str) -> Any:
-    # `run` and `Result` need pandas and pyarrow: imported on first use, so that commands that
-    # only read scenarios (`iwlab validate`, `show`, `--version`) start fast.
-    if name in ("Result", "run"):
-        from iwlab import api
-
-        return getattr(api, name)
-    raise AttributeError(f"module 'iwlab' has no attribute {name!r}")
+           "run", "sweep", "sweep_records"]

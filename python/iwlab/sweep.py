@@ -1,0 +1,488 @@
+"""Parameter sweeps: a grid of scenario overrides × seeds, run in parallel, stored resumably.
+
+>>> df = iwlab.sweep("rfc2415", grid={"apps[0].count": [8, 16], "iw.default": ["iw1", "iw3"]},
+...                  seeds=3, out="out/sweep")                                  # doctest: +SKIP
+>>> flows = iwlab.sweep_records("out/sweep", table="flows")                      # doctest: +SKIP
+
+Layout of `out/` (every file written to a temporary name, then renamed):
+
+    manifest.json          the plan: base scenario hash, grid, seeds, one entry per run
+    scenario.toml          the base scenario (after --set overrides, before the grid)
+    runs/<hash>-s<seed>/   one directory per (grid point, seed), renamed into place when complete:
+        flows.parquet pages.parquet links.parquet queues.parquet
+        summary.json scenario.toml
+        run.json           grid values, seed, scenario hash, versions, metrics (written last)
+
+A run is identified by the hash of its overridden scenario and its seed, so a sweep started
+again (after `kill -9`, or with a larger grid or more seeds) skips every run already on disk.
+"""
+
+from __future__ import annotations
+
+import copy
+import itertools
+import json
+import os
+import re
+import shutil
+import threading
+import time
+import tomllib
+from collections.abc import Iterator, Mapping, Sequence
+from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
+from dataclasses import dataclass
+from io import BytesIO
+from multiprocessing import get_context
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+from tqdm import tqdm
+
+from iwlab import stats
+from iwlab.scenario import Scenario, load
+
+__all__ = ["sweep", "sweep_records", "read_manifest", "parse_value", "parse_values", "parse_assignment", "TABLES"]
+
+TABLES = ("flows", "pages", "links", "queues")
+MANIFEST = "manifest.json"
+RUN_META = "run.json"
+FORMAT = 1
+
+
+# ---------------------------------------------------------------------------------------------
+# Values and overrides
+
+
+def parse_value(text: str) -> Any:
+    """A TOML literal (`8`, `0.5`, `true`, `"x"`, `[1, 2]`, `{ kind = "red" }`) or a bare string.
+
+    >>> parse_value("8"), parse_value("iw1"), parse_value("20s"), parse_value('{ kind = "red" }')
+    (8, 'iw1', '20s', {'kind': 'red'})
+    """
+    text = text.strip()
+    try:
+        return tomllib.loads(f"v = {text}")["v"]
+    except tomllib.TOMLDecodeError:
+        return text
+
+
+def _split_top(text: str) -> list[str]:
+    """Splits on commas outside brackets, braces and quotes."""
+    parts, depth, quote, cur = [], 0, "", []
+    for ch in text:
+        if quote:
+            quote = "" if ch == quote else quote
+        elif ch in "\"'":
+            quote = ch
+        elif ch in "[{":
+            depth += 1
+        elif ch in "]}":
+            depth -= 1
+        elif ch == "," and depth == 0:
+            parts.append("".join(cur))
+            cur = []
+            continue
+        cur.append(ch)
+    parts.append("".join(cur))
+    return parts
+
+
+def parse_values(text: str) -> list[Any]:
+    """`v1,v2,…` → values (each a TOML literal or a bare string).
+
+    >>> parse_values('iw1,iw2'), parse_values('8, 16'), parse_values('{ a = 1, b = 2 },"x,y"')
+    (['iw1', 'iw2'], [8, 16], [{'a': 1, 'b': 2}, 'x,y'])
+    """
+    return [parse_value(p) for p in _split_top(text) if p.strip()]
+
+
+def parse_assignment(text: str, many: bool = False) -> tuple[str, Any]:
+    """`key=value` (or `key=v1,v2` with `many`) → (key, value or list of values)."""
+    key, sep, value = text.partition("=")
+    if not sep or not key.strip() or not value.strip():
+        raise ValueError(f"{text!r} is not allowed; expected KEY=VALUE" + (",VALUE…" if many else ""))
+    key = key.strip()
+    _split_path(key)
+    return key, parse_values(value) if many else parse_value(value)
+
+
+_SEGMENT = re.compile(r"^([A-Za-z_][\w-]*)((?:\[\d+\])*)$")
+
+
+def _split_path(path: str) -> list[str | int]:
+    """`apps[0].count` → ["apps", 0, "count"]."""
+    parts: list[str | int] = []
+    for seg in path.split("."):
+        m = _SEGMENT.match(seg)
+        if not m:
+            raise ValueError(f"{path!r} is not a field path; expected e.g. 'iw.default' or 'apps[0].count'")
+        parts.append(m.group(1))
+        parts.extend(int(i) for i in re.findall(r"\[(\d+)\]", m.group(2)))
+    return parts
+
+
+def _set_path(data: dict[str, Any], path: str, value: Any) -> None:
+    parts = _split_path(path)
+    node: Any = data
+    where = ""  # the path walked so far, for messages
+    for i, part in enumerate(parts):
+        if isinstance(part, int):
+            if not isinstance(node, list):
+                raise ValueError(f"{path}: {where} is not a list, so [{part}] is not allowed")
+            if not -len(node) <= part < len(node):
+                raise ValueError(f"{path}: index {part} is out of range; {where} has {len(node)} entries")
+        elif not isinstance(node, dict):
+            raise ValueError(f"{path}: {where} is not a table, so .{part} is not allowed")
+        if i == len(parts) - 1:
+            node[part] = copy.deepcopy(value)
+            return
+        if isinstance(part, str) and part not in node:
+            node[part] = [] if isinstance(parts[i + 1], int) else {}
+        node = node[part]
+        where = f"{where}[{part}]" if isinstance(part, int) else f"{where}.{part}" if where else part
+
+
+def _with_overrides(scenario: Scenario, overrides: Mapping[str, Any]) -> Scenario:
+    """`scenario` with dotted-path overrides, validated again by the core."""
+    if not overrides:
+        return scenario
+    method = getattr(scenario, "with_overrides", None)
+    if method is not None:
+        return method(dict(overrides))
+    data = copy.deepcopy(scenario.data)
+    for path, value in overrides.items():
+        _set_path(data, path, value)
+    return Scenario.from_data(data, scenario.source)
+
+
+# ---------------------------------------------------------------------------------------------
+# The plan
+
+
+@dataclass(frozen=True)
+class _Task:
+    run_id: str
+    point: dict[str, Any]
+    seed: int
+    scenario: Scenario
+    scenario_hash: str
+
+
+def _seeds(seeds: int | Sequence[int]) -> list[int]:
+    if isinstance(seeds, int):
+        if seeds < 1:
+            raise ValueError(f"seeds = {seeds} is not allowed; expected >= 1 (seeds 1…N) or a list of seeds")
+        return list(range(1, seeds + 1))
+    out = [int(s) for s in seeds]
+    if not out or len(set(out)) != len(out):
+        raise ValueError(f"seeds = {list(seeds)} is not allowed; expected distinct seeds, at least one")
+    return out
+
+
+def _points(grid: Mapping[str, Sequence[Any]]) -> list[dict[str, Any]]:
+    for key, values in grid.items():
+        _split_path(key)
+        if key == "seed":
+            raise ValueError("grid key 'seed' is not allowed; use seeds=N (or --seeds N)")
+        if isinstance(values, (str, bytes)) or not isinstance(values, Sequence) or len(values) == 0:
+            raise ValueError(f"grid[{key!r}] = {values!r} is not allowed; expected a non-empty list of values")
+    keys = list(grid)
+    return [dict(zip(keys, combo)) for combo in itertools.product(*(grid[k] for k in keys))]
+
+
+def _plan(base: Scenario, grid: Mapping[str, Sequence[Any]], seeds: list[int]) -> list[_Task]:
+    tasks = []
+    for point in _points(grid):
+        sc = _with_overrides(base, point)
+        h = sc.hash()
+        tasks.extend(_Task(f"{h}-s{s}", point, s, sc, h) for s in seeds)
+    return tasks
+
+
+# ---------------------------------------------------------------------------------------------
+# Running one task (in a worker process or a Dask worker: returns bytes, writes nothing)
+
+
+def _execute(task: _Task) -> dict[str, Any]:
+    from iwlab import __version__, core_version
+    from iwlab.api import run
+
+    t0 = time.perf_counter()
+    r = run(task.scenario, seed=task.seed)
+    tables = {}
+    for name in TABLES:
+        buf = BytesIO()
+        getattr(r, name).to_parquet(buf, index=False)
+        tables[name] = buf.getvalue()
+    meta = {
+        "format": FORMAT,
+        "run_id": task.run_id,
+        "point": task.point,
+        "seed": task.seed,
+        "scenario_hash": task.scenario_hash,
+        "iwlab_version": __version__,
+        "core_version": core_version(),
+        "metrics": stats.run_metrics(r.flows, r.pages, r.links, r.summary),
+        "wall_seconds": time.perf_counter() - t0,
+    }
+    summary = dict(r.summary, scenario=task.scenario.name, scenario_hash=task.scenario_hash)
+    return {"meta": meta, "tables": tables, "summary": summary, "toml": task.scenario.to_toml()}
+
+
+def _row(meta: dict[str, Any]) -> dict[str, Any]:
+    return {**meta["point"], "seed": meta["seed"], "scenario_hash": meta["scenario_hash"],
+            "run_id": meta["run_id"], "iwlab_version": meta["iwlab_version"],
+            "core_version": meta["core_version"], **meta["metrics"]}
+
+
+# ---------------------------------------------------------------------------------------------
+# Storage: temp + rename
+
+
+def _write(path: Path, data: bytes | str) -> None:
+    with open(path, "wb") as fh:
+        fh.write(data.encode() if isinstance(data, str) else data)
+        fh.flush()
+        os.fsync(fh.fileno())
+
+
+def _fsync_dir(path: Path) -> None:
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def _write_atomic(path: Path, data: bytes | str) -> None:
+    tmp = path.with_name(f".tmp-{path.name}-{os.getpid()}")
+    _write(tmp, data)
+    os.replace(tmp, path)
+    _fsync_dir(path.parent)
+
+
+def _store(out: Path, payload: dict[str, Any]) -> None:
+    meta = payload["meta"]
+    runs = out / "runs"
+    final = runs / meta["run_id"]
+    tmp = runs / f".tmp-{meta['run_id']}-{os.getpid()}"
+    shutil.rmtree(tmp, ignore_errors=True)
+    tmp.mkdir(parents=True)
+    for name, data in payload["tables"].items():
+        _write(tmp / f"{name}.parquet", data)
+    _write(tmp / "summary.json", json.dumps(payload["summary"], indent=2, sort_keys=True))
+    _write(tmp / "scenario.toml", payload["toml"])
+    _write(tmp / RUN_META, json.dumps(meta, indent=2))
+    _fsync_dir(tmp)
+    try:
+        os.rename(tmp, final)
+    except OSError:  # another sweep finished the same run first: same scenario, same seed
+        if not (final / RUN_META).exists():
+            raise
+        shutil.rmtree(tmp, ignore_errors=True)
+    _fsync_dir(runs)
+
+
+def _load_meta(out: Path, run_id: str) -> dict[str, Any] | None:
+    path = out / "runs" / run_id / RUN_META
+    return json.loads(path.read_text()) if path.exists() else None
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def _clean_stale(out: Path) -> None:
+    """Removes temporaries left by killed sweeps (the pid in their name is gone)."""
+    for p in [*out.glob(".tmp-*"), *(out / "runs").glob(".tmp-*")]:
+        pid = p.name.rsplit("-", 1)[-1]
+        if not pid.isdigit() or int(pid) == os.getpid() or _alive(int(pid)):
+            continue
+        if p.is_dir():
+            shutil.rmtree(p, ignore_errors=True)
+        else:
+            p.unlink(missing_ok=True)
+
+
+def _write_manifest(out: Path, base: Scenario, grid: Mapping[str, Sequence[Any]], seeds: list[int],
+                    tasks: list[_Task]) -> None:
+    from iwlab import __version__, core_version
+
+    manifest = {
+        "format": FORMAT,
+        "iwlab_version": __version__,
+        "core_version": core_version(),
+        "scenario": base.name,
+        "scenario_hash": base.hash(),
+        "grid": {k: list(v) for k, v in grid.items()},
+        "seeds": seeds,
+        "runs": [{"run_id": t.run_id, "point": t.point, "seed": t.seed, "scenario_hash": t.scenario_hash}
+                 for t in tasks],
+    }
+    (out / "runs").mkdir(parents=True, exist_ok=True)
+    _write_atomic(out / "scenario.toml", base.to_toml())
+    _write_atomic(out / MANIFEST, json.dumps(manifest, indent=2))
+
+
+def read_manifest(out: str | Path) -> dict[str, Any]:
+    """The plan of the sweep stored in `out` (grid, seeds, runs)."""
+    path = Path(out) / MANIFEST
+    if not path.exists():
+        raise FileNotFoundError(f"{out}: not a sweep directory (no {MANIFEST})")
+    return json.loads(path.read_text())
+
+
+# ---------------------------------------------------------------------------------------------
+# Executors
+
+
+def _orphan_guard(parent: int) -> None:
+    """Pool worker initializer: exit when the sweep process is gone (e.g. `kill -9`), rather than
+    wait forever on a task queue whose other end this worker also holds."""
+
+    def watch() -> None:
+        while os.getppid() == parent:
+            time.sleep(0.2)
+        os._exit(1)
+
+    threading.Thread(target=watch, name="iwlab-orphan-guard", daemon=True).start()
+
+
+def _local(tasks: list[_Task], jobs: int) -> Iterator[dict[str, Any]]:
+    if jobs == 1 or len(tasks) == 1:
+        for t in tasks:
+            yield _execute(t)
+        return
+    # spawn: workers start clean (no inherited threads or locks); each run is isolated in them.
+    with ProcessPoolExecutor(max_workers=min(jobs, len(tasks)), mp_context=get_context("spawn"),
+                             initializer=_orphan_guard, initargs=(os.getpid(),)) as pool:
+        pending: set[Future[dict[str, Any]]] = {pool.submit(_execute, t) for t in tasks}
+        try:
+            while pending:
+                done, pending = wait(pending, return_when=FIRST_COMPLETED)
+                for fut in done:
+                    yield fut.result()
+        finally:
+            for fut in pending:
+                fut.cancel()
+
+
+def _dask(tasks: list[_Task], address: Any) -> Iterator[dict[str, Any]]:
+    from distributed import Client, as_completed
+
+    client = address if isinstance(address, Client) else Client(address)
+    try:
+        futures = client.map(_execute, tasks, key=[f"iwlab-run-{t.run_id}" for t in tasks], pure=False)
+        for fut in as_completed(futures):
+            yield fut.result()
+    finally:
+        if client is not address:
+            client.close()
+
+
+# ---------------------------------------------------------------------------------------------
+# The API
+
+
+def sweep(scenario: Scenario | str | Path, grid: Mapping[str, Sequence[Any]] | None = None,
+          seeds: int | Sequence[int] = 1, jobs: int | None = None, dask: Any = None,
+          out: str | Path | None = None, progress: bool = True) -> pd.DataFrame:
+    """Runs `scenario` at every point of `grid` (dotted field path → values) for each seed.
+
+    `seeds` = N runs seeds 1…N (or give a list). Runs go to a pool of `jobs` spawned processes
+    (default: all cores; 1 = in this process), or to a Dask cluster with `dask="tcp://host:port"`
+    (or a `distributed.Client`; its workers need iwlab installed; they return the records and
+    this process writes them, so no shared file system is needed). With `out`, each run is
+    stored as it finishes, and runs already stored (same scenario after overrides, same seed)
+    are not run again; the manifest is rewritten with this sweep's plan. Returns one row per
+    run, in grid × seed order: the grid values, `seed`, `scenario_hash`, `run_id`,
+    `iwlab_version`, `core_version` and the metrics of `iwlab.stats.run_metrics`.
+    """
+    if jobs is not None and jobs < 1:
+        raise ValueError(f"jobs = {jobs} is not allowed; expected >= 1")
+    base = scenario if isinstance(scenario, Scenario) else load(scenario)
+    grid = dict(grid or {})
+    seed_list = _seeds(seeds)
+    tasks = _plan(base, grid, seed_list)
+
+    metas: dict[str, dict[str, Any]] = {}
+    out_dir = Path(out) if out is not None else None
+    if out_dir is not None:
+        out_dir.mkdir(parents=True, exist_ok=True)
+        _write_manifest(out_dir, base, grid, seed_list, tasks)
+        _clean_stale(out_dir)
+        for t in tasks:
+            meta = _load_meta(out_dir, t.run_id)
+            if meta is not None:
+                metas[t.run_id] = meta
+    todo = list({t.run_id: t for t in tasks if t.run_id not in metas}.values())
+
+    bar = tqdm(total=len({t.run_id for t in tasks}), initial=len(metas), desc="sweep", unit="run",
+               disable=not progress, dynamic_ncols=True)
+    try:
+        stream = _dask(todo, dask) if dask is not None else _local(todo, jobs or os.cpu_count() or 1)
+        for payload in stream if todo else ():
+            if out_dir is not None:
+                _store(out_dir, payload)
+            metas[payload["meta"]["run_id"]] = payload["meta"]
+            bar.update(1)
+    finally:
+        bar.close()
+
+    rows = []
+    for t in tasks:
+        row = _row(metas[t.run_id])
+        row.update(t.point)  # two points may share a scenario (and so a stored run)
+        rows.append(row)
+    return pd.DataFrame(rows)
+
+
+def sweep_records(out: str | Path, table: str = "flows", columns: Sequence[str] | None = None) -> pd.DataFrame:
+    """All stored records of one table (`flows`, `pages`, `links`, `queues`) of a sweep
+    directory, concatenated, with the grid values, `seed`, `scenario_hash` and `run_id` first
+    (then only `columns` of the records, if given).
+
+    `table="runs"` gives the per-run metrics (the rows `sweep` returned). Runs of the manifest
+    not yet on disk are left out.
+    """
+    out = Path(out)
+    if table not in (*TABLES, "runs"):
+        raise ValueError(f"table = {table!r} is not allowed; expected one of {[*TABLES, 'runs']}")
+    manifest = read_manifest(out)
+    keys = list(manifest["grid"])
+    if table == "runs":
+        rows = []
+        for entry in manifest["runs"]:
+            meta = _load_meta(out, entry["run_id"])
+            if meta is not None:
+                rows.append({**_row(meta), **entry["point"]})
+        return pd.DataFrame(rows)
+    frames, empty = [], None
+    for entry in manifest["runs"]:
+        path = out / "runs" / entry["run_id"]
+        if not (path / RUN_META).exists():
+            continue
+        df = pd.read_parquet(path / f"{table}.parquet", columns=None if columns is None else list(columns),
+                             dtype_backend="pyarrow")
+        ident = {**entry["point"], "seed": entry["seed"], "scenario_hash": entry["scenario_hash"],
+                 "run_id": entry["run_id"]}
+        for i, (k, v) in enumerate(ident.items()):
+            df.insert(i, k, pd.Series([v] * len(df), index=df.index, dtype=None if _scalar(v) else object))
+        if len(df):
+            frames.append(df)
+        elif empty is None:
+            empty = df
+    if not frames:
+        return empty if empty is not None else pd.DataFrame(columns=[*keys, "seed", "scenario_hash", "run_id"])
+    return pd.concat(frames, ignore_index=True)
+
+
+def _scalar(v: Any) -> bool:
+    return isinstance(v, (int, float, str, bool))
