@@ -8,7 +8,7 @@ PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 export CARGO_TERM_COLOR ?= never
 
-.PHONY: run test deps deps-rust deps-browser ext test-rust test-python bench lint clean
+.PHONY: run test deps deps-rust deps-browser deps-tools ext test-rust test-python bench lint clean
 
 ## run: set up, run the headline study, write a report under out/
 run: ext
@@ -34,11 +34,18 @@ deps: deps-rust $(STAMP)
 ext: deps
 	VIRTUAL_ENV=$(abspath $(VENV)) PATH=$(abspath $(VENV))/bin:$$PATH $(VENV)/bin/maturin develop --release -q
 
-test-rust: deps-rust
+test-rust: deps-rust deps-tools
 	$(CARGO) test -p iwlab-core -p iwlab-link --release
 
 test-python: ext deps-browser
 	$(PY) -m pytest -q
+
+## deps-tools: tshark, which the pcap tests use to decode traces (Debian package; skipped if present)
+deps-tools:
+	@command -v tshark >/dev/null || { export DEBIAN_FRONTEND=noninteractive; \
+	  echo "wireshark-common wireshark-common/install-setuid boolean false" | debconf-set-selections; \
+	  apt-get update -q && apt-get install -y -q --no-install-recommends tshark; } \
+	  || echo "tshark could not be installed: pcap decode checks will be skipped"
 
 ## deps-browser: headless Chromium for the report's browser test (Debian package; skipped if present)
 deps-browser:
