@@ -8,6 +8,7 @@ Tests marked `netns` run the kernel: they need root, `ip netns`, /dev/net/tun an
 
 from __future__ import annotations
 
+import ipaddress
 import math
 import os
 import random
@@ -35,7 +36,9 @@ SIZES = (9, 10, 21, 22)  # segments (SPEC S1.2: 9/21 need no extra round with IW
 
 # IW3 vs IW10 short flows on a lossless 10 Mb/s, 100 ms RTT path: completion time is set by
 # RTT and IW. Linux ACKs every segment (route `quickack 1`), so the simulator does too.
-# IW3 flows run on pair 0 (right-0 serves them), IW10 flows on pair 1 (right-1).
+# Both servers serve both IWs to the same client (a mixed population per host pair): the
+# 9- and 10-segment flows of IW3 and the 21- and 22-segment flows of IW10 run on pair 0, the
+# others on pair 1. The kernel picks each flow's IW by its destination address.
 IW_SCENARIO = """
 name = "iw3-vs-iw10"
 description = "lossless 10 Mb/s, RTT 100 ms; 9/10/21/22-segment responses with IW3 and IW10"
@@ -87,7 +90,7 @@ request = "100B"
 response = "{seg}seg"
 arrivals = {{ kind = "periodic", period = "2s" }}
 flows = 4
-""" for k, (iw, pair, seg) in enumerate((iw, pair, seg) for iw, pair in ((3, 0), (10, 1)) for seg in SIZES))
+""" for k, (iw, pair, seg) in enumerate((iw, int((iw == 3) != (seg < 20)), seg) for iw in (3, 10) for seg in SIZES))
 RUN_SECONDS = 9.0  # 0.5 + 0.25·7 + 3·2 s of arrivals, plus the last flows' ~0.5 s
 
 
@@ -174,6 +177,7 @@ def test_plan_mirrors_the_simulators_topology_and_schedules_every_flow():
     assert plan.kernel.sysctls["net.ipv4.tcp_timestamps"] == "1" and plan.kernel.mtu == 1500
     flows = [f for a in plan.agents.values() for f in a["schedule"]]
     assert len(flows) == 32 and {f["response"] for f in flows} == {s * MSS for s in SIZES}
+    assert {(f["server"]["host"], f["app"] // 4) for f in flows} == {(f"right-{p}", i) for p in (0, 1) for i in (0, 1)}
     assert all(plan.agents[h]["listen"] for h in ("right-0", "right-1"))
     assert alias(3, 10) == "198.19.40.3" and iw_prefix(10) == "198.19.40.0/22"
 
@@ -308,13 +312,18 @@ def test_iw3_vs_iw10_on_the_kernel_matches_the_simulator(tmp_path):
     assert len(f) == 32 and f["completed"].all() and (f["retransmits"] == 0).all() and (f["timeouts"] == 0).all()
     assert set(zip(f["iw_segments"], f["response_bytes"])) == {(float(w), k * MSS) for w in (3, 10) for k in SIZES}
 
-    # The kernel's first flight is the IW: captured at each server's own interface.
-    for host, iw in (("right-0", 3), ("right-1", 10)):
+    # The kernel's first flight is the IW: captured at each server's own interface. The
+    # client's address says which IW the server was to use (198.19.0.0 + 1024·w + g).
+    seen = []
+    for host in ("right-0", "right-1"):
         conns = pcap.connections(tmp_path / f"capture-{host}.pcap")
         assert len(conns) == 16, host
         for c in conns:
+            iw = (int(ipaddress.IPv4Address(c.client[0])) - int(ipaddress.IPv4Address("198.19.0.0"))) // 1024
             segs = math.ceil(c.data_bytes / MSS)
             assert segs in SIZES and c.first_flight == min(iw, segs), (host, c)
+            seen.append((host, iw))
+    assert sorted(set(seen)) == [("right-0", 3), ("right-0", 10), ("right-1", 3), ("right-1", 10)]
 
     # Completion times within 10 % of the simulator's (medians per size and IW).
     def medians(r):
@@ -384,3 +393,33 @@ def test_cleanup_removes_what_a_killed_run_left(tmp_path):
     while _ours(p.pid)["processes"] and time.monotonic() < deadline:
         time.sleep(0.1)
     assert _ours(p.pid) == {"namespaces": [], "links": [], "processes": [], "rundir": []}
+
+
+@pytest.mark.netns
+@pytest.mark.timeout(120)
+def test_an_error_during_the_run_tears_everything_down(monkeypatch):
+    _require_netns()
+    from iwlab.emulate import emulate
+    from iwlab.emulate.run import EmulationError
+
+    monkeypatch.setenv("IWLAB_LINK", shutil.which("false") or "/bin/false")  # the relay dies at once
+    with pytest.raises(EmulationError, match="relay exited"):
+        emulate(scenario(), duration=2.0)
+    assert _ours(os.getpid()) == {"namespaces": [], "links": [], "processes": [], "rundir": []}
+
+
+@pytest.mark.netns
+@pytest.mark.timeout(180)
+def test_compare_prints_both_side_by_side(tmp_path):
+    _require_netns()
+    from iwlab.emulate.compare import compare
+
+    c = compare(scenario(IW_SCENARIO.replace("flows = 4", "flows = 1")), seeds=1, duration=3.0, out=tmp_path)
+    g = c.groups
+    assert len(g) == 8 and (g["n_sim"] == 1).all() and (g["n_emu"] == 1).all()
+    assert (g["median_rel"].abs() < 0.10).all(), g
+    text = c.text()
+    assert "13032 B" in text and "median sim" in text and "bottleneck utilisation" in text
+    for name in ("compare-cdf.png", "compare-groups.csv", "compare-metrics.csv", "compare.json", "compare.txt"):
+        assert (tmp_path / name).stat().st_size > 0
+    assert (tmp_path / "emulated-seed7" / "flows.parquet").exists()
