@@ -1,0 +1,292 @@
+"""The scenario's applications as work for the agents: which host listens where, which flows
+each client opens and when, and which IW each direction gets.
+
+**Replaying the simulator's draws.** Given the simulator's run of the same scenario, seed
+and duration (`reference`), the workload takes every random draw from it, so the emulated
+run sees the same workload as `iwlab run` and the two differ only by what the network and
+the TCP stacks do:
+
+* open-loop flows (short flows, Poisson flows): each flow's start, client, server and sizes;
+* the start of every application instance (its first connection);
+* FTP: the gap after each transfer (next start − previous last byte);
+* HTTP/1.0 pages: each page's object sizes and the think time after it (next page start −
+  page end). When the emulated client gets further than the simulated one, it goes on with
+  its own draws from the same distributions; so does an HTTP/1.1 client throughout (the
+  simulator's records do not split a page into objects);
+* UDP sources draw their own start.
+
+Without a reference every draw is the emulator's own (Python's `random`, seeded per
+application instance from the scenario seed): the same distributions, other samples.
+"""
+
+from __future__ import annotations
+
+import random
+from pathlib import Path
+from typing import Any
+
+from iwlab.emulate import dists
+from iwlab.emulate.units import rate_bps, rate_or_share, seconds, size_bytes
+
+APP_PORT = 10_000
+UDP_PORT = 20_000
+APP_KIND_LABEL = {"short-flows": "short", "poisson-flows": "poisson", "ftp": "ftp", "bulk": "bulk", "web": "web"}
+PARETO_DEFAULT = {"kind": "pareto", "shape": 1.2, "scale": 1122.46, "cap": 1e6}
+THINK_DEFAULT = {"kind": "uniform", "lo": 1, "hi": 5}
+CC = {"reno": "reno", "newreno": "reno", "cubic": "cubic"}
+
+
+def seed_for(*parts: Any) -> int:
+    return random.Random("/".join(map(str, parts))).getrandbits(63)
+
+
+def iw_policy(data: dict[str, Any], name: str, mss: int, notes: list[str]) -> dict[str, Any]:
+    """A scenario IW policy as the agent's rule: a constant window or the size-based function."""
+    from iwlab.emulate.plan import PlanError
+
+    p = data["iw"]["policies"][name]
+    kind = p["kind"]
+    if kind == "fixed":
+        return {"kind": "const", "w": int(p["segments"]), "name": kind}
+    if kind == "rfc3390":
+        return {"kind": "const", "w": max(1, min(4 * mss, max(2 * mss, 4380)) // mss), "name": kind}
+    if kind in ("rfc6928", "rfc6928-fallback"):
+        if kind == "rfc6928-fallback":
+            notes.append(f"iw.policies.{name}: rfc6928-fallback has no per-destination cache on Linux; "
+                         "RFC 6928's window is used throughout")
+        return {"kind": "const", "w": max(1, min(10 * mss, max(2 * mss, 14600)) // mss), "name": kind}
+    if kind == "size-based":
+        return {"kind": "size", "theta": size_bytes(p["theta"]), "v": int(p["v"]), "min_iw": int(p["min_iw"]),
+                "name": kind}
+    raise PlanError(f"iw.policies.{name}.kind = {kind!r} cannot be emulated")
+
+
+def policy_windows(p: dict[str, Any]) -> set[int]:
+    if p["kind"] == "const":
+        return {p["w"]}
+    lo, hi = sorted((p["min_iw"], p["v"]))
+    return set(range(lo, hi + 1))
+
+
+class Workload:
+    """Fills `agents` (host name → agent config) and `apps` (per scenario application: what
+    the collector needs) from the scenario's `[[apps]]`."""
+
+    def __init__(self, scenario, seed: int, duration: float, hosts, groups, forward, reverse, notes: list[str]):
+        self.sc, self.data, self.seed, self.duration = scenario, scenario.data, seed, duration
+        self.hosts, self.groups, self.forward, self.reverse, self.notes = hosts, groups, forward, reverse, notes
+        self.by_side = {side: [h for h in hosts if h.side == side] for side in ("left", "right")}
+        self.by_node = {h.node: h for h in hosts}
+        self.agents: dict[str, dict[str, Any]] = {
+            h.name: {"host": h.name, "g": h.g, "apps": {}, "listen": [], "udp_sinks": [], "schedule": [],
+                     "ftp": [], "bulk": [], "web": [], "udp": []} for h in hosts}
+        self.apps: list[dict[str, Any]] = []
+        self.iw_values: set[int] = set()
+        src = scenario.source
+        self.base_dir = Path(src).parent if src and src not in ("<memory>", "<test>") else None
+
+    # ---- helpers ---------------------------------------------------------------------------------
+    def group_host(self, gname: str, idx: int):
+        side, first, _ = self.groups[gname]
+        return self.by_side[side][first + idx]
+
+    def ends(self, app: dict[str, Any], i: int):
+        _, _, c = self.groups[app["clients"]]
+        _, _, s = self.groups[app["servers"]]
+        k = int(app.get("offset", 0)) + i
+        if app.get("mapping", "modulo") == "distinct":
+            return self.group_host(app["clients"], k), self.group_host(app["servers"], k)
+        return self.group_host(app["clients"], k % c), self.group_host(app["servers"], k % s)
+
+    def dist(self, v: Any, kind: str, path: str, mss: int = 1460) -> dict[str, Any]:
+        """A fixed-or-dist field in base units: kind "s" (seconds), "B" (bytes), "count"."""
+        if isinstance(v, dict):
+            factor = 1.0
+            if v.get("unit") is not None:
+                factor = {"s": lambda u: seconds(f"1{u}"), "B": lambda u: size_bytes(f"1{u}"),
+                          "bps": lambda u: rate_bps(f"1{u}")}.get(kind, lambda u: 1.0)(v["unit"])
+            return dists.normalize(v, factor, self.base_dir)
+        fixed = {"s": lambda x: seconds(x, path), "B": lambda x: size_bytes(x, mss, path)}.get(kind, float)(v)
+        return dists.normalize(None, 1.0, fixed=fixed)
+
+    def toward_clients(self, app: dict[str, Any]) -> int:
+        """Bottleneck rate from the servers' side to the clients' side."""
+        return self.forward.rate_bps if self.groups[app["servers"]][0] == "left" else self.reverse.rate_bps
+
+    @staticmethod
+    def srv(h) -> dict[str, Any]:
+        return {"host": h.name, "g": h.g}
+
+    # ---- the applications ------------------------------------------------------------------------
+    def assign(self, reference=None) -> None:
+        from iwlab.emulate.plan import PlanError, maxseg, merged_tcp
+
+        ref_flows = reference.flows.to_dict("records") if reference is not None else []
+        ref_pages = reference.pages.to_dict("records") if reference is not None and len(reference.pages) else []
+        flows_of: dict[int, list[dict[str, Any]]] = {}
+        for f in ref_flows:
+            flows_of.setdefault(int(f["app"]), []).append(f)
+        pages_of: dict[int, list[dict[str, Any]]] = {}
+        for p in ref_pages:
+            pages_of.setdefault(int(p["app"]), []).append(p)
+        objects: dict[int, list[dict[str, Any]]] = {}
+        for f in ref_flows:
+            if f["page"] is not None and int(f["page"]) >= 0:
+                objects.setdefault(int(f["page"]), []).append(f)
+        tcp0 = merged_tcp(self.data)
+        next_id = 0
+        for ai, app in enumerate(self.data.get("apps") or []):
+            kind, path = app["kind"], f"apps[{ai}]"
+            tcp = merged_tcp(self.data, app)
+            mss = size_bytes(tcp["mss"])
+            for key in ("sack", "timestamps", "ecn", "delayed_ack", "min_rto", "restart_after_idle", "initial_rto"):
+                if tcp.get(key) != tcp0.get(key):
+                    self.notes.append(f"{path}.tcp.{key}: per-application values are not emulated; the scenario's "
+                                      "[tcp] value is used (kernel settings are per host)")
+            count = int(app.get("count", 1))
+            base = next_id  # the simulator's application ids: one per instance, one for poisson-flows
+            next_id += 1 if kind == "poisson-flows" else count
+            meta: dict[str, Any] = {"index": ai, "kind": kind, "name": app.get("name") or f"{kind}-{ai}", "mss": mss,
+                                    "app_ids": list(range(base, next_id))}
+            self.apps.append(meta)
+            pairs = [self.ends(app, i) for i in range(count)]
+
+            def start(i: int) -> float:
+                rows = flows_of.get(base + i)
+                if rows:
+                    return min(float(r["start"]) for r in rows)
+                return dists.sample(self.dist(app.get("start", "0s"), "s", f"{path}.start"),
+                                    random.Random(seed_for(self.seed, ai, i, "start")))
+
+            if kind == "udp":
+                for i, (c, s) in enumerate(pairs):
+                    port = UDP_PORT + ai
+                    self.agents[c.name]["udp_sinks"] = sorted(set(self.agents[c.name]["udp_sinks"]) | {port})
+                    self.agents[s.name]["udp"].append({
+                        "app": ai, "app_id": base + i, "dst": c.addr, "port": port, "start": max(0.0, start(i)),
+                        "rate_bps": rate_or_share(app["rate"], self.toward_clients(app), f"{path}.rate"),
+                        "payload": size_bytes(app.get("payload", "1000B")), "poisson": bool(app.get("poisson", False)),
+                        "stop": seconds(app["stop"]) if app.get("stop") is not None else None,
+                        "seed": seed_for(self.seed, ai, i, "udp")})
+                continue
+            default_iw = (self.data.get("iw") or {}).get("default")
+            pol_s = iw_policy(self.data, app.get("server_iw") or default_iw, mss, self.notes)
+            pol_c = iw_policy(self.data, app.get("client_iw") or default_iw, mss, self.notes)
+            self.iw_values |= policy_windows(pol_s) | policy_windows(pol_c)
+            if tcp.get("rcv_wnd") is not None:
+                self.notes.append("tcp.rcv_wnd is kept by TCP_WINDOW_CLAMP on a fixed receive buffer, "
+                                  "re-applied after every read (Linux resets the clamp when segment sizes change)")
+            cfg = {"cc": CC[tcp["cc"]], "maxseg": maxseg(tcp),
+                   "clamp": size_bytes(tcp["rcv_wnd"], mss) if tcp.get("rcv_wnd") is not None else None,
+                   "server_iw": pol_s, "client_iw": pol_c, "port": APP_PORT + ai}
+            meta.update(server_iw=pol_s["name"], client_iw=pol_c["name"], label=APP_KIND_LABEL[kind])
+            for c, s in pairs:
+                self.agents[c.name]["apps"][ai] = cfg
+                self.agents[s.name]["apps"][ai] = cfg
+                if ai not in self.agents[s.name]["listen"]:
+                    self.agents[s.name]["listen"].append(ai)
+            request = size_bytes(app.get("request", "250B" if kind in ("ftp", "web") else "100B"), mss,
+                                 f"{path}.request")
+            if kind in ("short-flows", "poisson-flows"):
+                rows = flows_of.get(base, []) if kind == "poisson-flows" else \
+                    [r for i in range(count) for r in flows_of.get(base + i, [])]
+                if reference is not None:
+                    self._replay_open_loop(ai, kind, rows)
+                else:
+                    self._draw_open_loop(ai, app, path, base, pairs, request, mss, start)
+            elif kind == "ftp":
+                gap = app.get("gap")
+                for i, (c, s) in enumerate(pairs):
+                    rows = sorted(flows_of.get(base + i, []), key=lambda r: r["start"])
+                    gaps = [float(b["start"]) - float(a["last_byte"]) for a, b in zip(rows, rows[1:])
+                            if a["last_byte"] is not None]
+                    self.agents[c.name]["ftp"].append({
+                        "app": ai, "app_id": base + i, "inst": i, "start": start(i), "server": self.srv(s),
+                        "request": request, "size": size_bytes(app.get("size", "1MB"), mss, f"{path}.size"),
+                        "gap": None if gap is None else self.dist(gap, "s", f"{path}.gap"), "gaps": gaps,
+                        "transfers": app.get("transfers"), "seed": seed_for(self.seed, ai, i, "ftp")})
+            elif kind == "bulk":
+                for i, (c, s) in enumerate(pairs):
+                    self.agents[c.name]["bulk"].append({
+                        "app": ai, "app_id": base + i, "inst": i, "start": start(i), "server": self.srv(s),
+                        "upload": bool(app.get("upload", False))})
+            elif kind == "web":
+                http = app.get("http", "1.0")
+                for i, (c, s) in enumerate(pairs):
+                    replay = self._replay_pages(pages_of.get(base + i, []), objects) if http == "1.0" else []
+                    self.agents[c.name]["web"].append({
+                        "app": ai, "app_id": base + i, "inst": i, "start": start(i), "server": self.srv(s),
+                        "request": request, "http": http, "replay": replay,
+                        "primary": self.dist(app.get("primary", PARETO_DEFAULT), "B", f"{path}.primary", mss),
+                        "embedded": self.dist(app.get("embedded", PARETO_DEFAULT), "B", f"{path}.embedded", mss),
+                        "embedded_count": self.dist(app.get("embedded_count", 3), "count", f"{path}.embedded_count"),
+                        "think": self.dist(app.get("think", THINK_DEFAULT), "s", f"{path}.think"),
+                        "pages": app.get("pages"), "seed": seed_for(self.seed, ai, i, "web")})
+            else:
+                raise PlanError(f"{path}.kind = {kind!r} cannot be emulated")
+        for a in self.agents.values():
+            a["schedule"].sort(key=lambda f: f["t"])
+
+    def _replay_open_loop(self, ai: int, kind: str, rows: list[dict[str, Any]]) -> None:
+        for r in rows:
+            t = float(r["start"])
+            if t >= self.duration:
+                continue
+            c, s = self.by_node[int(r["client"])], self.by_node[int(r["server"])]
+            self.agents[c.name]["schedule"].append({
+                "t": t, "app": ai, "app_id": int(r["app"]), "app_kind": APP_KIND_LABEL[kind], "server": self.srv(s),
+                "request": int(r["request_bytes"]), "response": int(r["response_bytes"])})
+
+    def _draw_open_loop(self, ai, app, path, base, pairs, request, mss, start) -> None:
+        kind = app["kind"]
+        limit = app.get("flows")
+        if kind == "short-flows":
+            response = size_bytes(app["response"], mss, f"{path}.response")
+            arr = app["arrivals"]
+            for i, (c, s) in enumerate(pairs):
+                rng = random.Random(seed_for(self.seed, ai, i, "arrivals"))
+                t, k = start(i), 0
+                if arr["kind"] == "poisson":
+                    t += rng.expovariate(float(arr["rate"]))
+                while t < self.duration and (limit is None or k < int(limit)):
+                    self.agents[c.name]["schedule"].append({"t": t, "app": ai, "app_id": base + i, "app_kind": "short",
+                                                            "server": self.srv(s), "request": request,
+                                                            "response": response})
+                    k += 1
+                    t += seconds(arr["period"]) if arr["kind"] == "periodic" else rng.expovariate(float(arr["rate"]))
+            return
+        size_d = self.dist(app["size"], "B", f"{path}.size", mss)
+        if app.get("rate") is not None:
+            rate = float(app["rate"])
+        else:
+            rate = float(app["load"]) * self.toward_clients(app) / (8.0 * dists.mean(size_d))
+        rng = random.Random(seed_for(self.seed, ai, "flows"))
+        t, k = start(0) + rng.expovariate(rate), 0
+        while t < self.duration and (limit is None or k < int(limit)):
+            c, s = pairs[rng.randrange(len(pairs))]
+            self.agents[c.name]["schedule"].append({"t": t, "app": ai, "app_id": base, "app_kind": "poisson",
+                                                    "server": self.srv(s), "request": request,
+                                                    "response": dists.draw_bytes(size_d, rng, 1)})
+            k += 1
+            t += rng.expovariate(rate)
+
+    @staticmethod
+    def _replay_pages(pages: list[dict[str, Any]], objects: dict[int, list[dict[str, Any]]]) -> list[dict[str, Any]]:
+        """HTTP/1.0 pages of one client: object sizes and the think time after each page,
+        while the simulator's records hold them completely."""
+        out: list[dict[str, Any]] = []
+        pages = sorted(pages, key=lambda p: p["start"])
+        for p, nxt in zip(pages, pages[1:] + [None]):
+            objs = objects.get(int(p["page"]), [])
+            primary = [int(o["response_bytes"]) for o in objs if o["role"] == "primary"]
+            embedded = [int(o["response_bytes"]) for o in sorted(objs, key=lambda o: o["flow"])
+                        if o["role"] == "embedded"]
+            if len(primary) != 1 or 1 + len(embedded) != int(p["objects"]):
+                break
+            think = None
+            if p["end"] is not None and nxt is not None:
+                think = float(nxt["start"]) - float(p["end"])
+            out.append({"sizes": primary + embedded, "think": think})
+            if think is None:
+                break
+        return out
