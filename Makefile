@@ -10,9 +10,9 @@ export CARGO_TERM_COLOR ?= never
 
 .PHONY: run test deps deps-rust deps-browser deps-tools ext test-rust test-python bench lint clean
 
-## run: set up, run the headline study, write a report under out/
+## run: set up, reproduce RFC 2415 in quick mode (3 seeds, short runs): tables + out/rfc2415/report.html
 run: ext
-	$(CARGO) run --release -q -p iwlab-core --example rfc6928_table -- out/rfc6928-table.html
+	$(VENV)/bin/iwlab reproduce rfc2415 --quick --out out/rfc2415
 
 ## test: set up, then run every test
 test: ext test-rust test-python

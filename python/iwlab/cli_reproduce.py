@@ -1,7 +1,94 @@
-"""`iwlab reproduce STUDY|all` (being written)."""
+"""`iwlab reproduce STUDY|all`: re-run a founding IW study (SPEC S1) and print its tables.
+
+    iwlab reproduce rfc2415 --quick --out out/rfc2415
+    iwlab reproduce all --seeds 5 --dask tcp://scheduler:8786
+
+Prints each table in the layout of the original document (every cell `mean [95 % interval]`
+across seeds), the conclusions computed from them, and the path of the HTML report; writes
+`tables/*.csv`, `result.json`, `report.html` and the raw runs (`raw/`, resumable) under `--out`.
+Bad input (an unknown study, `--seeds 0`, an unreachable Dask scheduler) prints one line and
+exits with status 2.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+from pathlib import Path
+from typing import Annotated, Optional
 
 import typer
 
+from iwlab.cli_core import fail, user_errors
+
+
+def _check_studies(names: list[str]) -> None:
+    from iwlab.studies import STUDIES
+
+    missing = [n for n in names if importlib.util.find_spec(STUDIES[n]) is None]
+    if missing:
+        fail(f"study {', '.join(missing)}: not available in this installation "
+             f"(module {', '.join(STUDIES[n] for n in missing)} is missing)")
+
+
+def _print(result, path: Path) -> None:
+    for table in result.tables:
+        typer.echo(table.text())
+        typer.echo("")
+    for sentence in result.conclusions:
+        typer.echo(f"* {sentence}")
+    if result.conclusions:
+        typer.echo("")
+    typer.echo(f"report: {path}")
+
+
+def reproduce(
+    study: Annotated[str, typer.Argument(metavar="STUDY", help="rfc2415, congested-links, rfc6928, iw-function, "
+                                                               "or all.")],
+    quick: Annotated[bool, typer.Option("--quick", help="Fewer seeds and shorter runs (each study's report "
+                                                        "says which).")] = False,
+    seeds: Annotated[Optional[int], typer.Option("--seeds", "-n", help="Seeds 1…N per scenario \\[default: the "
+                                                                      "study's; fewer with --quick].")] = None,
+    out: Annotated[Optional[Path], typer.Option("--out", "-o", help="Output folder (resumable) "
+                                                "\\[default: out/STUDY].")] = None,
+    jobs: Annotated[Optional[int], typer.Option("--jobs", "-j", help="Local worker processes \\[default: all "
+                                                                     "cores].")] = None,
+    dask: Annotated[Optional[str], typer.Option("--dask", metavar="ADDR", help="Run on a Dask cluster: "
+                                                "tcp://host:port.")] = None,
+) -> None:
+    """Re-run a founding IW study (or all of them): tables, figures, conclusions, HTML report."""
+    from iwlab.studies import STUDIES, Options
+    from iwlab.studies import reproduce as run_study
+    from iwlab.studies import reproduce_all
+
+    if study != "all" and study not in STUDIES:
+        fail(f"STUDY = {study!r} is not known; expected one of {', '.join(STUDIES)} or 'all'")
+    if seeds is not None and seeds < 1:
+        fail(f"--seeds {seeds} is not allowed; expected >= 1")
+    if jobs is not None and jobs < 1:
+        fail(f"--jobs {jobs} is not allowed; expected >= 1")
+    if dask is not None and "://" not in dask:
+        fail(f"--dask {dask!r} is not a scheduler address; expected e.g. tcp://host:8786")
+    _check_studies(list(STUDIES) if study == "all" else [study])
+    folder = out if out is not None else Path("out") / study
+    opts = Options(folder, quick=quick, seeds=seeds, jobs=jobs, dask=dask, progress=True)
+    with user_errors():
+        try:
+            if study == "all":
+                def show(name: str, result, path: Path) -> None:
+                    typer.echo(f"== {name}: {result.title}")
+                    _print(result, path)
+                    typer.echo("")
+
+                summary = reproduce_all(opts, on_result=show)
+                typer.echo(f"summary report: {summary}")
+            else:
+                result, path = run_study(study, opts)
+                _print(result, path)
+        except OSError as e:  # a Dask scheduler that does not answer (files: handled by user_errors)
+            if dask is None or e.filename is not None:
+                raise
+            fail(f"--dask {dask}: {e}")
+
 
 def register(app: typer.Typer) -> None:
-    del app
+    app.command("reproduce")(reproduce)
