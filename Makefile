@@ -50,7 +50,7 @@ deps-tools:
 ## deps-browser: headless Chromium for the report's browser test (Debian package; skipped if present)
 deps-browser:
 	@command -v chromium >/dev/null || { export DEBIAN_FRONTEND=noninteractive; \
-	  apt-get update -q && apt-get install -y -q --no-install-recommends chromium; } \
+	  apt-get update -q && apt-get install -y -q --no-install-recommends chromium fonts-ipafont-gothic; } \
 	  || echo "chromium could not be installed: the browser test will be skipped"
 
 ## bench: criterion micro and scenario benchmarks of the engine
