@@ -5,6 +5,7 @@ spread across seeds), figures, and conclusions computed from the data — never 
 from __future__ import annotations
 
 import json
+import os
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Protocol, Sequence
@@ -12,7 +13,41 @@ from typing import Any, Callable, Protocol, Sequence
 import numpy as np
 import pandas as pd
 
-__all__ = ["Cell", "Figure", "Options", "Study", "StudyResult", "Table", "cell", "write_result"]
+__all__ = ["TINY_ENV", "Cell", "Figure", "Options", "Study", "StudyResult", "Table", "cell", "quantity", "tiny",
+           "write_result"]
+
+#: Environment variable for the tests' "tiny" mode: `IWLAB_STUDY_TINY=1` makes a study run its
+#: smallest meaningful version (2 seeds unless `Options.seeds` says otherwise, very short runs,
+#: a reduced grid) so that its tables, figures and report can be checked in seconds.
+TINY_ENV = "IWLAB_STUDY_TINY"
+
+
+def tiny() -> bool:
+    """True when `IWLAB_STUDY_TINY` is set to a true value (`1`, `true`, `yes`)."""
+    return os.environ.get(TINY_ENV, "").strip().lower() in ("1", "true", "yes")
+
+
+_UNITS = {"bps": 1.0, "kbps": 1e3, "mbps": 1e6, "gbps": 1e9,
+          "ns": 1e-9, "us": 1e-6, "ms": 1e-3, "s": 1.0, "min": 60.0,
+          "b": 1.0, "kb": 1e3, "mb": 1e6, "gb": 1e9, "kib": 2.0**10, "mib": 2.0**20, "gib": 2.0**30}
+
+
+def quantity(text: str | float) -> float:
+    """A scenario quantity in its base unit: bits/s, seconds or bytes (`"2Mbps"` → 2e6,
+    `"98ms"` → 0.098, `"200kB"` → 2e5); a bare number is returned as it is.
+
+    >>> quantity("2Mbps"), quantity("98ms"), quantity("200kB"), quantity(3)
+    (2000000.0, 0.098, 200000.0, 3.0)
+    """
+    import re
+
+    if isinstance(text, (int, float)):
+        return float(text)
+    m = re.fullmatch(r"\s*([0-9.eE+-]+)\s*([A-Za-z]*)\s*", text)
+    unit = m.group(2).lower() if m else ""
+    if not m or (unit and unit not in _UNITS):
+        raise ValueError(f"{text!r} is not a quantity; expected a number with one of {sorted(_UNITS)}")
+    return float(m.group(1)) * (_UNITS[unit] if unit else 1.0)
 
 
 @dataclass(frozen=True)
