@@ -78,7 +78,9 @@ impl Receiver {
         if ce {
             self.ece = true;
         }
-        if len == 0 && !fin {
+        // The sequence space the segment occupies: its data, plus one for a FIN.
+        let end = seq + len as u64 + fin as u64;
+        if end == seq {
             return AckNeed::None;
         }
         if len > 0 {
@@ -87,35 +89,28 @@ impl Receiver {
         if fin {
             self.fin_seq = Some(seq + len as u64);
         }
-        let end = seq + len as u64;
-        let had_holes = !self.ooo.is_empty();
-        let mut need = if len > 0 && end <= self.rcv_nxt {
-            // RFC 5681 §4.2 / RFC 793: an old duplicate is acknowledged at once.
-            AckNeed::Now
-        } else if len > 0 && seq > self.rcv_nxt {
-            // RFC 5681 §4.2: an out-of-order segment SHOULD be acknowledged immediately.
+        if end <= self.rcv_nxt {
+            // RFC 5681 §4.2 / RFC 793: an old duplicate (data or FIN) is acknowledged at once.
+            return AckNeed::Now;
+        }
+        if seq > self.rcv_nxt {
+            // RFC 5681 §4.2: an out-of-order segment SHOULD be acknowledged immediately. Its
+            // range includes a FIN it carries, so SACK reports the FIN as received too.
             self.insert_ooo(seq, end);
             self.note_recent(seq);
+            return AckNeed::Now;
+        }
+        let had_holes = !self.ooo.is_empty();
+        let fin_before = self.fin_received();
+        self.rcv_nxt = end;
+        self.absorb_ooo();
+        if had_holes || (self.fin_received() && !fin_before) {
+            // RFC 5681 §4.2: a segment that fills in all or part of a gap is ACKed at once;
+            // so is the FIN.
             AckNeed::Now
         } else {
-            if end > self.rcv_nxt {
-                self.rcv_nxt = end;
-            }
-            self.absorb_ooo();
-            if had_holes {
-                // RFC 5681 §4.2: a segment that fills in all or part of a gap is ACKed at once.
-                AckNeed::Now
-            } else {
-                self.delayed_or_now(now)
-            }
-        };
-        if let Some(f) = self.fin_seq {
-            if self.rcv_nxt == f {
-                self.rcv_nxt = f + 1; // the FIN takes one sequence number; ACK it at once
-                need = AckNeed::Now;
-            }
+            self.delayed_or_now(now)
         }
-        need
     }
 
     fn delayed_or_now(&mut self, now: SimTime) -> AckNeed {
@@ -291,6 +286,40 @@ mod tests {
         assert_eq!(r.rcv_nxt, 502);
         assert!(r.fin_received());
         assert_eq!(r.delivered(), 500);
+    }
+
+    #[test]
+    fn an_out_of_order_fin_alone_does_not_skip_the_missing_data() {
+        let mut r = delayed();
+        seg(&mut r, 0, 0);
+        // Data 1001..3001 is missing; the FIN (sequence 3001) arrives first.
+        assert_eq!(r.on_segment(t(1), 3001, 0, true, false, false), AckNeed::Now);
+        assert_eq!(r.rcv_nxt, 1001, "nothing beyond the hole is delivered");
+        assert!(!r.fin_received());
+        assert_eq!(r.sack_blocks(4).as_slice(), &[(3001, 3002)], "SACK reports the FIN");
+        seg(&mut r, 2, 1);
+        assert_eq!(seg(&mut r, 3, 2), AckNeed::Now);
+        assert_eq!((r.rcv_nxt, r.delivered()), (3002, 3000));
+        assert!(r.fin_received());
+    }
+
+    #[test]
+    fn an_out_of_order_last_segment_with_fin_is_sacked_including_the_fin() {
+        let mut r = Receiver::new(1, None);
+        r.on_segment(t(0), 2001, MSS, true, false, false);
+        assert_eq!(r.sack_blocks(4).as_slice(), &[(2001, 3002)]);
+        seg(&mut r, 0, 0);
+        seg(&mut r, 0, 1);
+        assert_eq!((r.rcv_nxt, r.delivered()), (3002, 3000));
+    }
+
+    #[test]
+    fn a_retransmitted_fin_is_acknowledged_at_once() {
+        let mut r = delayed();
+        r.on_segment(t(0), 1, 500, true, false, false);
+        r.on_ack_sent();
+        assert_eq!(r.on_segment(t(1), 501, 0, true, false, false), AckNeed::Now);
+        assert_eq!(r.rcv_nxt, 502);
     }
 
     #[test]
