@@ -8,14 +8,14 @@ PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 export CARGO_TERM_COLOR ?= never
 
-.PHONY: run test deps deps-rust deps-browser deps-tools ext test-rust test-python bench lint clean
+.PHONY: run test deps deps-rust deps-browser deps-tools ext test-rust test-python bench bench-engine ns3 ns3-deps lint clean
 
 ## run: set up, reproduce RFC 2415 in quick mode (3 seeds, short runs): tables + out/rfc2415/report.html
 run: ext
 	$(VENV)/bin/iwlab reproduce rfc2415 --quick --out out/rfc2415
 
 ## test: set up, then run every test
-test: ext test-rust test-python
+test: ext ns3-deps test-rust test-python
 
 deps-rust:
 	@command -v $(CARGO) >/dev/null || { echo "cargo not found: install Rust stable (rustup)"; exit 1; }
@@ -53,8 +53,23 @@ deps-browser:
 	  apt-get update -q && apt-get install -y -q --no-install-recommends chromium fonts-ipafont-gothic; } \
 	  || echo "chromium could not be installed: the browser test will be skipped"
 
-## bench: criterion micro and scenario benchmarks of the engine
-bench: deps-rust
+## ns3-deps: Debian's libns3-dev, g++, make (seconds; as root). Without them the ns-3 smoke test
+## (tests/test_bench_smoke.py) is skipped, so a failure here does not stop `make test`.
+ns3-deps:
+	@bash bench/install-ns3.sh || echo "ns3-deps: libns3-dev could not be installed; tests/test_bench_smoke.py will be skipped"
+
+## ns3: install ns-3 and build the benchmark programs in bench/ns3/build
+ns3:
+	bash bench/install-ns3.sh
+	$(MAKE) -C bench/ns3
+
+## bench: iwlab vs ns-3 side by side (issue 6): builds both, runs bench/run.py, writes
+## bench/results.json. Options through BENCH_ARGS, e.g. make bench BENCH_ARGS="--quick --only A"
+bench: ns3 ext
+	$(PY) bench/run.py $(BENCH_ARGS)
+
+## bench-engine: criterion micro and scenario benchmarks of the engine
+bench-engine: deps-rust
 	$(CARGO) bench -p iwlab-core
 
 lint:
