@@ -553,3 +553,37 @@ fn a_failed_handshake_moves_ftp_on_and_leaves_the_page_without_an_end() {
     assert_eq!(pages[1].start, failed_at + ms(500), "the client gives up, thinks and goes on");
     assert!(pages[1].end.is_some());
 }
+
+/// Counts the server's segments that carry a FIN, with and without data.
+struct FinCount(Arc<std::sync::Mutex<(u32, u32)>>);
+impl iwlab_core::sim::Observer for FinCount {
+    fn on_packet(&mut self, _: SimTime, ev: iwlab_core::sim::PacketEvent, _: u32, pkt: &iwlab_core::net::packet::Packet) {
+        if ev != iwlab_core::sim::PacketEvent::Deliver {
+            return;
+        }
+        if let iwlab_core::net::packet::Payload::Tcp { seg, to_server: false } = &pkt.payload {
+            if seg.is_fin() {
+                let mut c = self.0.lock().unwrap();
+                if seg.len > 0 {
+                    c.0 += 1;
+                } else {
+                    c.1 += 1;
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn a_server_that_answers_and_closes_sends_its_fin_on_the_last_data_segment() {
+    let mut p = pair(link(10_000_000, ms(50), 1000), 1);
+    let counts = Arc::new(std::sync::Mutex::new((0, 0)));
+    p.sim.core.add_observer(Box::new(FinCount(counts.clone())));
+    let cfg = TcpConfig { delayed_ack: None, ..TcpConfig::default() };
+    let e = ends(&mut p.sim, p.client, p.server, &cfg, 10);
+    // 2-segment responses: the whole response fits the IW, so write and close happen before
+    // the first segment leaves.
+    add(&mut p.sim, &ftp(e, 2 * 1460, 250, Some(3), None), SimTime::ZERO);
+    run(&mut p.sim, at(ms(10_000)));
+    assert_eq!(*counts.lock().unwrap(), (3, 0), "(FIN with data, FIN alone)");
+}

@@ -49,8 +49,12 @@ pub struct FlowRecord {
 }
 
 fn flow_record(id: usize, c: &Conn, core: &Core, warmup: SimTime) -> FlowRecord {
+    // The data sender is the side that declared, or failing that wrote, more bytes (bulk
+    // flows declare nothing, like iperf).
+    let server_bytes = c.response_bytes.max(c.server.sender.bytes_written());
+    let client_bytes = c.request_bytes.max(c.client.sender.bytes_written());
     let (sender_side, receiver_side) =
-        if c.response_bytes >= c.request_bytes { (Side::Server, Side::Client) } else { (Side::Client, Side::Server) };
+        if server_bytes >= client_bytes { (Side::Server, Side::Client) } else { (Side::Client, Side::Server) };
     let snd = c.endpoint(sender_side);
     let (ce, se) = (&c.client, &c.server);
     let expected = c.request_bytes.max(c.response_bytes);

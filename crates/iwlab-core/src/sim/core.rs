@@ -253,6 +253,15 @@ impl Core {
         self.flush(conn, side);
     }
 
+    /// The application on `side` of `conn` writes `bytes` and closes its direction at once, so
+    /// the FIN can ride on the last data segment.
+    pub fn write_and_close(&mut self, conn: ConnId, side: Side, bytes: u64) {
+        let now = self.now();
+        let (ep, iw, out) = self.endpoint_and_policy(conn, side);
+        ep.write_and_close(now, bytes, iw, out);
+        self.flush(conn, side);
+    }
+
     /// The application on `side` of `conn` closes its direction.
     pub fn close(&mut self, conn: ConnId, side: Side) {
         let now = self.now();

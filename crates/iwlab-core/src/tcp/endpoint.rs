@@ -163,6 +163,18 @@ impl Endpoint {
         }
     }
 
+    /// The application writes `bytes` and closes at once (an HTTP/1.0 server's last act): the
+    /// FIN rides on the segment that carries the last byte, as a stack that queues both
+    /// before transmitting sends it.
+    pub fn write_and_close(&mut self, now: SimTime, bytes: u64, iw: &mut AnyIw, out: &mut Outbox) {
+        if self.close_requested {
+            return;
+        }
+        self.sender.write(bytes);
+        self.all_acked_reported = false;
+        self.close(now, iw, out);
+    }
+
     /// The application closes its direction: a FIN follows its data.
     pub fn close(&mut self, now: SimTime, iw: &mut AnyIw, out: &mut Outbox) {
         if self.close_requested {

@@ -105,10 +105,7 @@ impl Exchange {
             return;
         }
         self.answered = true;
-        if self.response > 0 {
-            core.write(self.conn, Side::Server, self.response);
-        }
-        core.close(self.conn, Side::Server);
+        core.write_and_close(self.conn, Side::Server, self.response);
     }
 
     fn complete(&mut self, core: &mut Core) -> Progress {
