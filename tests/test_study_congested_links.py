@@ -7,9 +7,10 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from iwlab.studies import Options, write_result
+from iwlab.studies import Options
 from iwlab.studies import congested_links as cl
 from iwlab.studies.base import TINY_ENV
+from studies_common import run_tiny, tables
 
 ROWS = [f"{pt} {lv} %" for pt in cl.PATTERNS for lv in (60, 95)]
 PAIRS = [f"{s} seg {iw}" for s in (10, 22) for iw in ("IW3", "IW10")]
@@ -17,20 +18,11 @@ PAIRS = [f"{s} seg {iw}" for s in (10, 22) for iw in ("IW3", "IW10")]
 
 @pytest.fixture(scope="module")
 def study(tmp_path_factory):
-    out = tmp_path_factory.mktemp("congested-links")
-    with pytest.MonkeyPatch.context() as mp:
-        mp.setenv(TINY_ENV, "1")
-        res = cl.run(Options(out=out, jobs=1, progress=False))
-        report = write_result(res, out)
-    return res, out, report
-
-
-def _tables(res):
-    return {t.name: t for t in res.tables}
+    return run_tiny(cl, tmp_path_factory.mktemp("congested-links"))
 
 
 def test_tables_have_the_tiny_grid_as_rows_and_size_by_iw_as_columns(study):
-    tabs = _tables(study[0])
+    tabs = tables(study[0])
     for name in ("completion", "throughput", "losses", "retransmissions", "timeouts", "fast_retransmits"):
         assert list(tabs[name].frame.index) == ROWS, name
         assert list(tabs[name].frame.columns) == PAIRS, name
@@ -41,7 +33,7 @@ def test_tables_have_the_tiny_grid_as_rows_and_size_by_iw_as_columns(study):
 
 
 def test_every_cell_lies_in_its_interval_and_counts_are_sane(study):
-    tabs = _tables(study[0])
+    tabs = tables(study[0])
     for t in tabs.values():
         v, lo, hi = (df.to_numpy(dtype=float) for df in (t.frame, t.low, t.high))
         ok = np.isfinite(v)
@@ -58,7 +50,7 @@ def test_every_cell_lies_in_its_interval_and_counts_are_sane(study):
 
 
 def test_utilisation_follows_the_constant_level(study):
-    bn = _tables(study[0])["bottleneck"].frame["utilisation %"]
+    bn = tables(study[0])["bottleneck"].frame["utilisation %"]
     assert 60 <= bn["constant 60 %"] < 75
     assert bn["constant 95 %"] > 90
 
@@ -88,7 +80,7 @@ def test_a_ratio_cell_is_the_mean_of_per_seed_ratios(study):
     g = f[(f["pattern"] == "varying") & (f["level"] == 60) & (f["size"] == 22)]
     per_seed = g.groupby(["seed", "iw"])["completion"].mean().unstack()
     expected = (per_seed["iw10"] / per_seed["iw3"]).mean()
-    assert _tables(res)["ratio_completion"].frame.loc["varying 60 %", "22 seg"] == pytest.approx(expected)
+    assert tables(res)["ratio_completion"].frame.loc["varying 60 %", "22 seg"] == pytest.approx(expected)
 
 
 def test_csvs_report_and_conclusions(study):
@@ -101,7 +93,7 @@ def test_csvs_report_and_conclusions(study):
     assert text.count("<img") == len(res.figures) >= 5
     assert 3 <= len(res.conclusions) <= 6 and all(c in text for c in res.conclusions[:1])
     # The first sentence quotes the ratio ranges of the table.
-    rc = _tables(res)["ratio_completion"].frame
+    rc = tables(res)["ratio_completion"].frame
     lo60 = rc.loc["constant 60 %"].min()
     assert f"{lo60:.2f}" in res.conclusions[0]
     assert any("Mode tiny" in n for n in res.notes)

@@ -10,9 +10,8 @@ import pandas as pd
 import pytest
 
 import iwlab
-from iwlab.studies import Options, write_result
 from iwlab.studies import iw_function as st
-from iwlab.studies.base import TINY_ENV
+from studies_common import run_tiny, tables
 
 POLICIES = ["C = 4", "C = 10", "C = 45", "V = 10", "V = 45"]
 COLUMNS = ["RT_s", "RR_s %", "RR_l %", "CT_s (s)", "CT_l (s)", "small flows", "large flows", "large completed %"]
@@ -20,21 +19,12 @@ COLUMNS = ["RT_s", "RR_s %", "RR_l %", "CT_s (s)", "CT_l (s)", "small flows", "l
 
 @pytest.fixture(scope="module")
 def study(tmp_path_factory):
-    out = tmp_path_factory.mktemp("iw-function")
-    with pytest.MonkeyPatch.context() as mp:
-        mp.setenv(TINY_ENV, "1")
-        res = st.run(Options(out=out, jobs=1, progress=False))
-        report = write_result(res, out)
-    return res, out, report
-
-
-def _tables(res):
-    return {t.name: t for t in res.tables}
+    return run_tiny(st, tmp_path_factory.mktemp("iw-function"))
 
 
 @pytest.mark.parametrize("rtt", [20, 200])
-def test_metrics_tables(study, rtt):
-    t = _tables(study[0])[f"metrics_rtt{rtt}ms"]
+def test_metricstables(study, rtt):
+    t = tables(study[0])[f"metrics_rtt{rtt}ms"]
     assert list(t.frame.index) == POLICIES and list(t.frame.columns) == COLUMNS
     f = t.frame
     assert (f["RT_s"] >= 0).all()
@@ -47,8 +37,8 @@ def test_metrics_tables(study, rtt):
     assert np.isfinite(v).all() and (lo <= v + 1e-9).all() and (v <= hi + 1e-9).all()
 
 
-def test_improvement_and_power_tables(study):
-    tabs = _tables(study[0])
+def test_improvement_and_powertables(study):
+    tabs = tables(study[0])
     imp = tabs["improvement"]
     assert list(imp.frame.index) == [f"RTT {r} ms, V = {v}" for r in (20, 200) for v in (10, 45)]
     assert list(imp.frame.columns) == ["CT_s vs C = V %", "CT_s vs C = 4 %", "CT_l vs C = V %", "CT_l vs C = 4 %"]
@@ -69,7 +59,7 @@ def test_an_improvement_cell_is_the_mean_of_per_seed_improvements(study):
                   & (f["start"] <= 120 - st.TAIL) & (f["response_bytes"] <= 200_000)]
             ct[pol] = f["completion"].astype(float).mean()
         rows.append((ct["c4"] - ct["v45"]) / ct["c4"] * 100)
-    assert _tables(res)["improvement"].frame.loc["RTT 200 ms, V = 45", "CT_s vs C = 4 %"] == pytest.approx(np.mean(rows))
+    assert tables(res)["improvement"].frame.loc["RTT 200 ms, V = 45", "CT_s vs C = 4 %"] == pytest.approx(np.mean(rows))
 
 
 def test_the_records_show_the_size_based_iw(study):
@@ -93,6 +83,6 @@ def test_csvs_report_and_conclusions(study):
     text = Path(report).read_text()
     assert text.count("<img") == len(res.figures) == 3
     assert 3 <= len(res.conclusions) <= 6
-    col4 = _tables(res)["improvement"].frame["CT_s vs C = 4 %"]
+    col4 = tables(res)["improvement"].frame["CT_s vs C = 4 %"]
     assert f"{col4.max():.1f} %" in res.conclusions[1]
     assert any("θ = 200 kB" in n for n in res.notes)

@@ -8,9 +8,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from iwlab.studies import Options, write_result
 from iwlab.studies import rfc6928 as st
-from iwlab.studies.base import TINY_ENV
+from studies_common import run_tiny, tables
 
 RFC_TABLE = {  # RFC 6928 §5.1, verbatim
     "segments": [3, 6, 10, 12, 21, 25, 33, 46, 51, 78, 79, 120, 127],
@@ -31,20 +30,11 @@ def test_the_section_5_1_table_equals_the_rfc_exactly():
 
 @pytest.fixture(scope="module")
 def study(tmp_path_factory):
-    out = tmp_path_factory.mktemp("rfc6928")
-    with pytest.MonkeyPatch.context() as mp:
-        mp.setenv(TINY_ENV, "1")
-        res = st.run(Options(out=out, jobs=1, progress=False))
-        report = write_result(res, out)
-    return res, out, report
-
-
-def _tables(res):
-    return {t.name: t for t in res.tables}
+    return run_tiny(st, tmp_path_factory.mktemp("rfc6928"))
 
 
 def test_the_report_table_5_1_is_the_rfcs(study):
-    t = _tables(study[0])["section_5_1"]
+    t = tables(study[0])["section_5_1"]
     for iw in (3, 10):
         assert t.frame.loc[f"IW={iw} iwlab"].tolist() == RFC_TABLE[iw]
         assert t.frame.loc[f"IW={iw} RFC 6928"].tolist() == RFC_TABLE[iw]
@@ -54,8 +44,8 @@ def test_the_report_table_5_1_is_the_rfcs(study):
 @pytest.mark.parametrize(("name", "labels"), [("latency_by_bandwidth", st.BW_LABELS),
                                               ("latency_by_rtt", st.RTT_LABELS),
                                               ("latency_by_bdp", st.BDP_LABELS)])
-def test_latency_tables(study, name, labels):
-    t = _tables(study[0])[name]
+def test_latencytables(study, name, labels):
+    t = tables(study[0])[name]
     assert list(t.frame.index) == [st.ALL, *labels]
     assert list(t.frame.columns) == [f"{p} {c}" for p in st.POPULATIONS
                                      for c in ("flows %", "IW3 (ms)", "IW10 (ms)", "improvement %")]
@@ -72,7 +62,7 @@ def test_latency_tables(study, name, labels):
 
 
 def test_retransmission_rates_and_their_change(study):
-    t = _tables(study[0])["retransmissions"]
+    t = tables(study[0])["retransmissions"]
     assert t.frame.shape == (2 * (1 + len(st.BW_LABELS)), 3)
     rates = t.frame[["IW3 %", "IW10 %"]].dropna()
     assert ((rates >= 0) & (rates <= 100)).all().all()
@@ -82,11 +72,11 @@ def test_retransmission_rates_and_their_change(study):
 
 
 def test_fallback_table(study):
-    t = _tables(study[0])["fallback"]
+    t = tables(study[0])["fallback"]
     red = t.frame["responses with a reduced IW %"].dropna()
     assert ((red >= 0) & (red <= 100)).all()
     assert t.frame.loc["AvgDC all", "IW10 latency (ms)"] == pytest.approx(
-        _tables(study[0])["latency_by_bandwidth"].frame.loc[st.ALL, "AvgDC IW10 (ms)"])
+        tables(study[0])["latency_by_bandwidth"].frame.loc[st.ALL, "AvgDC IW10 (ms)"])
 
 
 def test_the_populations_differ_as_documented(study, tmp_path):
@@ -114,7 +104,7 @@ def test_csvs_report_and_conclusions(study):
     assert text.count("<img") == len(res.figures) == 3
     assert 3 <= len(res.conclusions) <= 6
     assert "exactly as in the RFC" in res.conclusions[0]
-    bw = _tables(res)["latency_by_bandwidth"]
+    bw = tables(res)["latency_by_bandwidth"]
     assert f"{bw.frame.loc[st.ALL, 'AvgDC improvement %']:.1f} %" in res.conclusions[1]
-    rt = _tables(res)["retransmissions"]
+    rt = tables(res)["retransmissions"]
     assert f"{rt.frame.loc['AvgDC all', 'IW3 %']:.2f} %" in " ".join(res.conclusions)
