@@ -240,7 +240,7 @@ fn main() {
     println!("packets/s         {:.3} M", core.acct.created as f64 / wall / 1e6);
     println!("bottleneck util.  {:.4}", fwd.utilisation(now));
     println!("goodput (total)   {goodput_mbps:.3} Mb/s");
-    println!("bottleneck drops  {}", fwd.counters.queue_drops);
+    println!("bottleneck drops  {}", fwd.drops().0);
     match sc.sim.check_accounting() {
         Ok(()) => println!("accounting        ok"),
         Err(e) => println!("accounting        FAILED: {e}"),

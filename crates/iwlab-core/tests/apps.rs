@@ -557,7 +557,13 @@ fn a_failed_handshake_moves_ftp_on_and_leaves_the_page_without_an_end() {
 /// Counts the server's segments that carry a FIN, with and without data.
 struct FinCount(Arc<std::sync::Mutex<(u32, u32)>>);
 impl iwlab_core::sim::Observer for FinCount {
-    fn on_packet(&mut self, _: SimTime, ev: iwlab_core::sim::PacketEvent, _: u32, pkt: &iwlab_core::net::packet::Packet) {
+    fn on_packet(
+        &mut self,
+        _: SimTime,
+        ev: iwlab_core::sim::PacketEvent,
+        _: u32,
+        pkt: &iwlab_core::net::packet::Packet,
+    ) {
         if ev != iwlab_core::sim::PacketEvent::Deliver {
             return;
         }

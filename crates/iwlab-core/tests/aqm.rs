@@ -40,7 +40,7 @@ fn bulk_over(queue: QueueConfig, ecn: bool) -> Outcome {
         logs.push(log);
     }
     run(&mut sim, at(ms(120_000)));
-    let port = &sim.core.topo.ports[d.forward as usize].counters;
+    let port = &sim.core.topo.ports[d.forward as usize].counters_at(sim.core.now());
     Outcome {
         queue_drops: port.queue_drops,
         marks: port.marks,

@@ -154,7 +154,7 @@ proptest! {
         // Everything finished: nothing is left in flight.
         prop_assert_eq!(sim.core.in_flight(), 0);
         if c.loss == 0.0 {
-            let drops: u64 = sim.core.topo.ports.iter().map(|p| p.counters.queue_drops).sum();
+            let drops: u64 = sim.core.topo.ports.iter().map(|p| p.drops().0).sum();
             let rtx: u64 = sim.core.conns.iter().map(|k| k.server.sender.stats.retransmits + k.client.sender.stats.retransmits).sum();
             prop_assert!(drops > 0 || rtx == 0 || c.delack, "no loss, no delayed-ACK spurious timers ⇒ no retransmissions");
         }

@@ -9,6 +9,9 @@ use pyo3::create_exception;
 use pyo3::exceptions::{PyOSError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
+
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 use std::sync::{Arc, Mutex};
 
 create_exception!(_core, ScenarioError, PyValueError, "A scenario was rejected: args = (message, path, line, column).");

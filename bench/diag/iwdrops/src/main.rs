@@ -82,7 +82,7 @@ fn main() {
         built.sim.core.add_observer(Box::new(Kinds { port, counts: counts.clone(), log }));
     }
     let sim = built.run();
-    let data_port = *ports.iter().max_by_key(|&&p| sim.core.topo.ports[p as usize].counters.payload_bytes).unwrap();
+    let data_port = *ports.iter().max_by_key(|&&p| sim.core.topo.ports[p as usize].counters_at(sim.core.now()).payload_bytes).unwrap();
     println!("data-direction bottleneck port {data_port} (DATA.csv.port{data_port} holds its data segments)");
     for ((port, k), n) in counts.lock().unwrap().iter() {
         if *port == data_port {

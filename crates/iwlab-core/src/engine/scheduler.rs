@@ -1,12 +1,24 @@
-//! The event queue: a binary heap ordered by (time, insertion sequence).
+//! The event queue: events come out ordered by (time, insertion sequence).
 //!
 //! The sequence number breaks ties between events at the same instant in the order they
 //! were scheduled, so a run is a pure function of its inputs. Cancelled timers are not
 //! removed; their owners recognise stale events when they fire (lazy cancellation).
+//!
+//! The queue is a calendar (Brown, CACM 1988) with one sorted bucket: time is cut into slots of
+//! `SLOT_NS`; events of slots already opened wait, sorted, in `current`; events of the next
+//! `SLOTS` slots wait unsorted in a ring of buckets, and later ones in `overflow`. Scheduling
+//! into the future is a push; a bucket is sorted once, when the clock reaches it. Most events
+//! of a packet simulation are a few milliseconds ahead, so buckets stay small, and the many
+//! retransmission timers a second ahead (most cancelled before they fire) cost a push each
+//! instead of a place in a heap every other event has to sift past.
 
 use super::time::SimTime;
-use std::cmp::Ordering;
-use std::collections::BinaryHeap;
+use std::collections::VecDeque;
+
+/// Slot width: 2^21 ns ≈ 2.1 ms.
+const SLOT_SHIFT: u32 = 21;
+/// Slots in the ring: 2048 slots ≈ 4.3 s ahead (retransmission timers fit).
+const SLOTS: u64 = 2048;
 
 struct Entry<E> {
     at: SimTime,
@@ -14,27 +26,28 @@ struct Entry<E> {
     event: E,
 }
 
-impl<E> PartialEq for Entry<E> {
-    fn eq(&self, o: &Self) -> bool {
-        self.at == o.at && self.seq == o.seq
+impl<E> Entry<E> {
+    fn key(&self) -> (SimTime, u64) {
+        (self.at, self.seq)
     }
 }
-impl<E> Eq for Entry<E> {}
-impl<E> PartialOrd for Entry<E> {
-    fn partial_cmp(&self, o: &Self) -> Option<Ordering> {
-        Some(self.cmp(o))
-    }
-}
-impl<E> Ord for Entry<E> {
-    // Reversed: BinaryHeap is a max-heap and we want the earliest (time, seq) first.
-    fn cmp(&self, o: &Self) -> Ordering {
-        o.at.cmp(&self.at).then_with(|| o.seq.cmp(&self.seq))
-    }
+
+fn slot_of(at: SimTime) -> u64 {
+    at.as_nanos() >> SLOT_SHIFT
 }
 
 /// A deterministic discrete-event queue.
 pub struct Scheduler<E> {
-    heap: BinaryHeap<Entry<E>>,
+    /// Events of slots before `next_slot`, earliest first.
+    current: VecDeque<Entry<E>>,
+    /// Events of slots `next_slot .. next_slot + SLOTS`, unsorted, at `ring[slot % SLOTS]`.
+    ring: Vec<Vec<Entry<E>>>,
+    in_ring: usize,
+    /// Events of later slots, unsorted, and the earliest slot among them.
+    overflow: Vec<Entry<E>>,
+    overflow_first: u64,
+    /// The first slot not yet opened.
+    next_slot: u64,
     next_seq: u64,
     now: SimTime,
     popped: u64,
@@ -48,7 +61,17 @@ impl<E> Default for Scheduler<E> {
 
 impl<E> Scheduler<E> {
     pub fn new() -> Self {
-        Scheduler { heap: BinaryHeap::new(), next_seq: 0, now: SimTime::ZERO, popped: 0 }
+        Scheduler {
+            current: VecDeque::new(),
+            ring: (0..SLOTS).map(|_| Vec::new()).collect(),
+            in_ring: 0,
+            overflow: Vec::new(),
+            overflow_first: u64::MAX,
+            next_slot: 0,
+            next_seq: 0,
+            now: SimTime::ZERO,
+            popped: 0,
+        }
     }
 
     /// The time of the event being processed (or last processed).
@@ -61,27 +84,96 @@ impl<E> Scheduler<E> {
         debug_assert!(at >= self.now, "event scheduled in the past: {at} < {}", self.now);
         let seq = self.next_seq;
         self.next_seq += 1;
-        self.heap.push(Entry { at, seq, event });
+        let e = Entry { at, seq, event };
+        let slot = slot_of(at);
+        if slot < self.next_slot {
+            // Its sequence number is the largest yet: it goes after every event at or before `at`.
+            let i = self.current.partition_point(|c| c.at <= at);
+            self.current.insert(i, e);
+        } else if slot < self.next_slot + SLOTS {
+            self.ring[(slot % SLOTS) as usize].push(e);
+            self.in_ring += 1;
+        } else {
+            self.overflow_first = self.overflow_first.min(slot);
+            self.overflow.push(e);
+        }
+    }
+
+    /// `current` ran dry: opens the next slot that holds events.
+    fn open_next_slot(&mut self) {
+        loop {
+            if self.in_ring == 0 {
+                if self.overflow.is_empty() {
+                    return;
+                }
+                self.next_slot = self.overflow_first;
+                self.pull_overflow();
+            }
+            let i = (self.next_slot % SLOTS) as usize;
+            let found = !self.ring[i].is_empty();
+            let mut bucket = Vec::new();
+            if found {
+                bucket = std::mem::take(&mut self.ring[i]);
+                // The slot keeps the drained queue's buffer, so no bucket is ever reallocated
+                // once the ring has gone round.
+                self.ring[i] = Vec::from(std::mem::take(&mut self.current));
+            }
+            self.next_slot += 1;
+            if self.overflow_first < self.next_slot + SLOTS {
+                self.pull_overflow();
+            }
+            if found {
+                self.in_ring -= bucket.len();
+                // Keys are unique, so an unstable sort is deterministic.
+                bucket.sort_unstable_by_key(Entry::key);
+                self.current = VecDeque::from(bucket);
+                return;
+            }
+        }
+    }
+
+    /// Moves the overflow events whose slot the ring now covers into it.
+    fn pull_overflow(&mut self) {
+        let end = self.next_slot + SLOTS;
+        self.overflow_first = u64::MAX;
+        let mut i = 0;
+        while i < self.overflow.len() {
+            let slot = slot_of(self.overflow[i].at);
+            if slot < end {
+                let e = self.overflow.swap_remove(i);
+                self.ring[(slot % SLOTS) as usize].push(e);
+                self.in_ring += 1;
+            } else {
+                self.overflow_first = self.overflow_first.min(slot);
+                i += 1;
+            }
+        }
     }
 
     /// Removes and returns the earliest event, advancing the clock to its time.
     pub fn pop(&mut self) -> Option<(SimTime, E)> {
-        let e = self.heap.pop()?;
+        if self.current.is_empty() {
+            self.open_next_slot();
+        }
+        let e = self.current.pop_front()?;
         self.now = e.at;
         self.popped += 1;
         Some((e.at, e.event))
     }
 
     /// The time of the earliest pending event.
-    pub fn peek_time(&self) -> Option<SimTime> {
-        self.heap.peek().map(|e| e.at)
+    pub fn peek_time(&mut self) -> Option<SimTime> {
+        if self.current.is_empty() {
+            self.open_next_slot();
+        }
+        self.current.front().map(|e| e.at)
     }
 
     pub fn len(&self) -> usize {
-        self.heap.len()
+        self.current.len() + self.in_ring + self.overflow.len()
     }
     pub fn is_empty(&self) -> bool {
-        self.heap.is_empty()
+        self.len() == 0
     }
     /// Number of events processed so far.
     pub fn events_processed(&self) -> u64 {
@@ -92,6 +184,12 @@ impl<E> Scheduler<E> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::engine::SimDuration;
+    use proptest::prelude::*;
+
+    fn secs(s: u64) -> SimTime {
+        SimTime::ZERO + SimDuration::from_secs(s)
+    }
 
     #[test]
     fn events_come_out_in_time_order() {
@@ -120,5 +218,73 @@ mod tests {
         s.pop();
         assert_eq!(s.now(), SimTime::from_nanos(7));
         assert_eq!(s.events_processed(), 1);
+    }
+
+    #[test]
+    fn events_beyond_the_ring_and_after_an_idle_gap_come_out_in_order() {
+        let mut s = Scheduler::new();
+        let hour = secs(3600);
+        s.schedule(hour, 'd');
+        s.schedule(secs(10), 'b');
+        s.schedule(SimTime::from_nanos(1), 'a');
+        s.schedule(secs(10), 'c');
+        assert_eq!(s.pop(), Some((SimTime::from_nanos(1), 'a')));
+        assert_eq!(s.peek_time(), Some(secs(10)));
+        // Scheduled now, between two pending events: it comes before both.
+        s.schedule(secs(5), 'x');
+        let rest: Vec<char> = std::iter::from_fn(|| s.pop().map(|(_, e)| e)).collect();
+        assert_eq!(rest, vec!['x', 'b', 'c', 'd']);
+        assert_eq!(s.now(), hour);
+        assert!(s.is_empty());
+    }
+
+    /// An operation on the queue: schedule `delay` ns after now, or pop.
+    #[derive(Clone, Debug)]
+    enum Op {
+        Schedule(u64),
+        Pop,
+        Peek,
+    }
+
+    fn op() -> impl Strategy<Value = Op> {
+        prop_oneof![
+            // Same instant, within a slot, across slots, across and beyond the ring.
+            4 => prop_oneof![Just(0u64), 0u64..2_000, 0u64..50_000_000, 0u64..20_000_000_000].prop_map(Op::Schedule),
+            3 => Just(Op::Pop),
+            1 => Just(Op::Peek),
+        ]
+    }
+
+    proptest! {
+        /// The calendar gives the order of a sorted list of (time, sequence) pairs.
+        #[test]
+        fn pops_in_time_then_insertion_order(ops in proptest::collection::vec(op(), 1..400)) {
+            let mut s = Scheduler::new();
+            let mut model: std::collections::BTreeSet<(u64, u64)> = Default::default();
+            let mut id = 0u64;
+            for op in ops {
+                match op {
+                    Op::Schedule(d) => {
+                        let at = s.now().as_nanos() + d;
+                        s.schedule(SimTime::from_nanos(at), id);
+                        model.insert((at, id));
+                        id += 1;
+                    }
+                    Op::Pop => {
+                        let want = model.pop_first();
+                        prop_assert_eq!(s.pop().map(|(t, e)| (t.as_nanos(), e)), want);
+                    }
+                    Op::Peek => {
+                        let want = model.first().map(|&(t, _)| t);
+                        prop_assert_eq!(s.peek_time().map(|t| t.as_nanos()), want);
+                    }
+                }
+                prop_assert_eq!(s.len(), model.len());
+            }
+            while let Some(want) = model.pop_first() {
+                prop_assert_eq!(s.pop().map(|(t, e)| (t.as_nanos(), e)), Some(want));
+            }
+            prop_assert_eq!(s.pop(), None);
+        }
     }
 }

@@ -33,6 +33,11 @@ pub struct LinkCounters {
 }
 
 /// One direction of a link: its output port at `from`.
+///
+/// A port needs an event only when a packet waits for it: a packet that starts serialising is
+/// scheduled to arrive at the far end right away (`now + tx + delay`), and the port schedules
+/// a wake-up at `busy_until` only while its queue holds packets. An idle, lightly loaded port
+/// costs one event per packet instead of two.
 pub struct Port {
     pub from: NodeId,
     pub to: NodeId,
@@ -41,11 +46,14 @@ pub struct Port {
     pub queue: AnyQueue,
     pub loss: LossStage,
     pub rng: SimRng,
-    /// Packet (slab key) being serialised, if any.
-    pub(crate) transmitting: Option<usize>,
-    /// When the packet being serialised started.
-    pub(crate) tx_started: SimTime,
-    pub counters: LinkCounters,
+    /// When the last packet to start serialising finishes; the port is free from then on.
+    pub(crate) busy_until: SimTime,
+    /// Size and payload bytes of that packet (counted in `counters` from its start).
+    pub(crate) last_tx: (u32, u32),
+    /// A wake-up event at `busy_until` is pending.
+    pub(crate) wake_pending: bool,
+    /// Counters with the packet being serialised already counted; see [`Port::counters_at`].
+    pub(crate) counters: LinkCounters,
 }
 
 impl Port {
@@ -58,23 +66,34 @@ impl Port {
             queue: spec.queue.build(spec.rate_bps),
             loss: LossStage::default(),
             rng,
-            transmitting: None,
-            tx_started: SimTime::ZERO,
+            busy_until: SimTime::ZERO,
+            last_tx: (0, 0),
+            wake_pending: false,
             counters: LinkCounters::default(),
         }
     }
     pub fn tx_time(&self, bytes: u32) -> SimDuration {
         SimDuration::transmission(bytes as u64, self.rate_bps)
     }
-    pub fn is_busy(&self) -> bool {
-        self.transmitting.is_some()
+    /// Serialising a packet at `now`.
+    pub fn is_busy(&self, now: SimTime) -> bool {
+        now < self.busy_until
     }
-    /// Counters as of `now`, with the busy time of a packet still being serialised counted
-    /// up to `now` (so utilisation over any interval is exact).
+    /// Drops so far: by the queue discipline and by loss rules.
+    pub fn drops(&self) -> (u64, u64) {
+        (self.counters.queue_drops, self.counters.loss_drops)
+    }
+    /// Counters as of `now` (the current time, or later): packets and bytes that finished
+    /// serialisation by `now`, and the busy time of a packet still being serialised counted up
+    /// to `now` (so utilisation over any interval is exact).
     pub fn counters_at(&self, now: SimTime) -> LinkCounters {
         let mut c = self.counters.clone();
-        if self.transmitting.is_some() {
-            c.busy_ns += now.saturating_since(self.tx_started).as_nanos();
+        if now < self.busy_until {
+            let (size, payload) = self.last_tx;
+            c.packets -= 1;
+            c.bytes -= size as u64;
+            c.payload_bytes -= payload as u64;
+            c.busy_ns -= self.busy_until.saturating_since(now).as_nanos();
         }
         c
     }

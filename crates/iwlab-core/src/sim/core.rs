@@ -25,8 +25,8 @@ pub enum Side {
 
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
 pub(crate) enum Event {
-    /// A port finished serialising its packet.
-    TxDone(LinkId),
+    /// A port with packets waiting finished serialising: it starts the next one.
+    PortFree(LinkId),
     /// A packet reached the far end of a port's link.
     Arrive(LinkId, usize),
     TcpTimer(ConnId, Side),
@@ -397,7 +397,15 @@ impl Core {
             }
             Verdict::Enqueued => {}
         }
-        if !self.topo.ports[port_id as usize].is_busy() {
+        let port = &mut self.topo.ports[port_id as usize];
+        if port.wake_pending {
+            return;
+        }
+        if port.is_busy(now) {
+            port.wake_pending = true;
+            let at = port.busy_until;
+            self.sched.schedule(at, Event::PortFree(port_id));
+        } else {
             self.start_tx(port_id);
         }
     }
@@ -414,16 +422,27 @@ impl Core {
         self.dropped_scratch = dropped;
         let Some(d) = next else { return };
         let port = &mut self.topo.ports[port_id as usize];
+        let key = d.pkt.id;
         if d.mark {
             port.counters.marks += 1;
-            self.packets[d.pkt.id].ecn = Ecn::Ce;
+            self.packets[key].ecn = Ecn::Ce;
         }
-        port.transmitting = Some(d.pkt.id);
-        port.tx_started = now;
-        let t = port.tx_time(d.pkt.bytes);
-        self.sched.schedule(now + t, Event::TxDone(port_id));
+        let pkt = &self.packets[key];
+        let (size, payload) = (pkt.size, pkt.data_len());
+        let t = port.tx_time(size);
+        port.busy_until = now + t;
+        port.last_tx = (size, payload);
+        port.counters.packets += 1;
+        port.counters.bytes += size as u64;
+        port.counters.payload_bytes += payload as u64;
+        port.counters.busy_ns += t.as_nanos();
+        let (done, arrive) = (port.busy_until, port.busy_until + port.delay);
+        self.sched.schedule(arrive, Event::Arrive(port_id, key));
+        if port.queue.len_packets() > 0 {
+            port.wake_pending = true;
+            self.sched.schedule(done, Event::PortFree(port_id));
+        }
         if !self.observers.is_empty() {
-            let pkt = &self.packets[d.pkt.id];
             for o in &mut self.observers {
                 o.on_packet(now, PacketEvent::TxStart, port_id, pkt);
             }
@@ -432,17 +451,8 @@ impl Core {
 
     pub(crate) fn handle(&mut self, ev: Event) {
         match ev {
-            Event::TxDone(port_id) => {
-                let now = self.now();
-                let port = &mut self.topo.ports[port_id as usize];
-                let key = port.transmitting.take().expect("TxDone without a packet");
-                let pkt = &self.packets[key];
-                port.counters.packets += 1;
-                port.counters.bytes += pkt.size as u64;
-                port.counters.payload_bytes += pkt.data_len() as u64;
-                port.counters.busy_ns += port.tx_time(pkt.size).as_nanos();
-                let at = now + port.delay;
-                self.sched.schedule(at, Event::Arrive(port_id, key));
+            Event::PortFree(port_id) => {
+                self.topo.ports[port_id as usize].wake_pending = false;
                 self.start_tx(port_id);
             }
             Event::Arrive(port_id, key) => {

@@ -48,12 +48,15 @@ pub enum AppEvent {
 pub struct Outbox {
     pub segments: Vec<(Segment, Ecn)>,
     pub events: Vec<AppEvent>,
+    /// Scratch: the sender's transmissions before `emit` turns them into segments.
+    tx: Vec<TxSeg>,
 }
 
 impl Outbox {
     pub fn clear(&mut self) {
         self.segments.clear();
         self.events.clear();
+        self.tx.clear();
     }
 }
 
@@ -89,7 +92,6 @@ pub struct Endpoint {
     all_acked_reported: bool,
     closed_reported: bool,
     peer_closed_reported: bool,
-    tx: Vec<TxSeg>,
     pub stats: EndpointStats,
 }
 
@@ -115,7 +117,6 @@ impl Endpoint {
             all_acked_reported: false,
             closed_reported: false,
             peer_closed_reported: false,
-            tx: Vec::new(),
             stats: EndpointStats::default(),
         }
     }
@@ -309,8 +310,8 @@ impl Endpoint {
     fn on_synchronized(&mut self, now: SimTime, seg: &Segment, ce: bool, iw: &mut AnyIw, out: &mut Outbox) {
         let before = out.segments.len();
         if seg.has_ack() {
-            self.tx.clear();
-            self.sender.on_ack(now, seg, self.ecn_ok, &mut self.tx);
+            out.tx.clear();
+            self.sender.on_ack(now, seg, self.ecn_ok, &mut out.tx);
             self.emit(now, out);
         }
         if self.ts_ok {
@@ -344,15 +345,15 @@ impl Endpoint {
             let rw = iw.restart_window(&ctx, self.sender.iw_loss);
             self.sender.restart_after_idle(rw, now);
         }
-        self.tx.clear();
-        self.sender.transmit(now, &mut self.tx);
+        out.tx.clear();
+        self.sender.transmit(now, &mut out.tx);
         self.emit(now, out);
     }
 
     /// Turns the sender's queued transmissions into segments carrying our ACK state.
     fn emit(&mut self, now: SimTime, out: &mut Outbox) {
-        for i in 0..self.tx.len() {
-            let t = self.tx[i];
+        for i in 0..out.tx.len() {
+            let t = out.tx[i];
             let mut seg = self.ack_segment(now);
             seg.seq = t.seq;
             seg.len = t.len;
@@ -369,7 +370,7 @@ impl Endpoint {
             let ecn = if self.ecn_ok && t.len > 0 && !t.retransmit { Ecn::Ect0 } else { Ecn::NotEct };
             out.segments.push((seg, ecn));
         }
-        self.tx.clear();
+        out.tx.clear();
     }
 
     fn ack_segment(&mut self, now: SimTime) -> Segment {
@@ -448,8 +449,8 @@ impl Endpoint {
             self.send_ack(now, out);
         }
         if self.sender.rto_deadline().is_some_and(|t| t <= now) {
-            self.tx.clear();
-            self.sender.on_rto(now, &mut self.tx);
+            out.tx.clear();
+            self.sender.on_rto(now, &mut out.tx);
             self.emit(now, out);
             self.report(now, iw, out);
         }

@@ -148,6 +148,8 @@ impl Sender {
         self.w.cwnd = iw_bytes;
         self.stats.max_cwnd = self.stats.max_cwnd.max(iw_bytes);
         self.window_probe = Some((self.snd_nxt, self.snd_nxt + iw_bytes));
+        // Room for the first flight (and a FIN) without growing segment by segment.
+        self.outstanding.reserve(iw_bytes.div_ceil(self.w.mss) as usize + 1);
     }
 
     /// The application writes `bytes` more.
