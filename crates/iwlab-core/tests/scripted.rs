@@ -358,3 +358,29 @@ fn ecn_echo_halves_cwnd_once_per_window_and_sets_cwr() {
     let cwr: Vec<bool> = out.segments.iter().map(|(s, _)| s.flags.contains(Flags::CWR)).collect();
     assert!(cwr.len() >= 2 && cwr[0] && !cwr[1..].iter().any(|&c| c), "{cwr:?}");
 }
+
+#[test]
+fn no_rtt_sample_is_taken_from_a_handshake_whose_syn_ack_was_sent_twice() {
+    // RFC 6298 §3 (Karn): an ACK of a retransmitted segment gives no RTT sample. Here the
+    // second SYN-ACK answers a duplicate SYN, so the handshake ACK may acknowledge either copy.
+    let cfg = TcpConfig { mss: MSS as u32, ..TcpConfig::default() };
+    let mut iw = IwConfig::Fixed { segments: 10 }.build();
+    let mut out = Outbox::default();
+    let mut server = Endpoint::server(&cfg, 0, None);
+    let syn = Segment { seq: 0, flags: Flags::SYN, wnd: 1 << 30, ..Default::default() };
+    let ms = |x| SimTime::ZERO + SimDuration::from_millis(x);
+    server.on_segment(ms(0), &syn, false, &mut iw, &mut out);
+    server.on_segment(ms(300), &syn, false, &mut iw, &mut out);
+    let synacks = out.segments.iter().filter(|(s, _)| s.is_syn()).count();
+    assert_eq!(synacks, 2);
+    let ack = Segment { seq: 1, ack: 1, flags: Flags::ACK, wnd: 1 << 30, ..Default::default() };
+    server.on_segment(ms(350), &ack, false, &mut iw, &mut out);
+    assert!(server.sender.rtt.srtt().is_none(), "sampled {:?}", server.sender.rtt.srtt());
+    assert_eq!(server.sender.rtt.rto(), cfg.initial_rto);
+
+    // The same handshake with one SYN-ACK does give a sample (the rule is what differs).
+    let mut once = Endpoint::server(&cfg, 0, None);
+    once.on_segment(ms(0), &syn, false, &mut iw, &mut out);
+    once.on_segment(ms(350), &ack, false, &mut iw, &mut out);
+    assert_eq!(once.sender.rtt.srtt(), Some(SimDuration::from_millis(350)));
+}

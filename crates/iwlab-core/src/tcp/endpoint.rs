@@ -84,6 +84,8 @@ pub struct Endpoint {
     ts_ok: bool,
     ecn_ok: bool,
     syn_sent_at: SimTime,
+    /// A SYN or SYN-ACK went out more than once: Karn's rule forbids a handshake RTT sample.
+    syn_resent: bool,
     handshake_at: Option<SimTime>,
     syn_timer_expired: bool,
     ts_recent: u32,
@@ -109,6 +111,7 @@ impl Endpoint {
             ts_ok: false,
             ecn_ok: false,
             syn_sent_at: SimTime::ZERO,
+            syn_resent: false,
             handshake_at: None,
             syn_timer_expired: false,
             ts_recent: 0,
@@ -213,6 +216,7 @@ impl Endpoint {
         };
         out.segments.push((seg, Ecn::NotEct));
         self.syn_sent_at = now;
+        self.syn_resent |= retransmit;
         self.handshake_at = Some(now + self.sender.rtt.rto());
     }
 
@@ -234,7 +238,7 @@ impl Endpoint {
                 self.send_syn(now, true, out);
             }
             State::SynReceived if seg.has_ack() && seg.ack >= 1 => {
-                if self.stats.syn_retransmits == 0 {
+                if !self.syn_resent {
                     self.sender.rtt.sample(now - self.syn_sent_at);
                 }
                 self.establish(now, iw, out);
@@ -246,7 +250,7 @@ impl Endpoint {
                 self.ecn_ok = self.cfg.ecn && seg.flags.contains(Flags::ECE);
                 self.ts_recent = seg.ts.map_or(0, |t| t.0);
                 // Karn: no RTT sample from a retransmitted SYN.
-                if self.stats.syn_retransmits == 0 {
+                if !self.syn_resent {
                     self.sender.rtt.sample(now - self.syn_sent_at);
                 }
                 self.establish(now, iw, out);
