@@ -1,10 +1,15 @@
 //! The 100-flow scenario of `examples/bulk100.rs` for 5 simulated seconds: 100 long-lived
 //! NewReno/SACK flows (IW 10) over a 100 Mb/s bottleneck. Throughput is events processed.
 //!
+//! `bench_files/*`: the scenario files of `bench/scenarios/` that run in well under a second
+//! (B at IW 10 and IW 3, 60 s; C, 360 s; A for 10 s), built as `iwlab run` builds them. On a
+//! shared machine prefer these to single wall-clock runs when comparing two builds.
+//!
 //! `cargo bench -p iwlab-core --bench scenario`
 
 use criterion::{criterion_group, criterion_main, BatchSize, Criterion, Throughput};
 use iwlab_core::engine::SimDuration;
+use iwlab_core::scenario::Scenario;
 use std::time::Duration;
 
 #[allow(dead_code)]
@@ -37,5 +42,30 @@ fn bulk100_5s(c: &mut Criterion) {
     g.finish();
 }
 
-criterion_group!(benches, bulk100_5s);
+fn bench_files(c: &mut Criterion) {
+    let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/../../bench/scenarios/");
+    let mut g = c.benchmark_group("bench_files");
+    g.sample_size(20);
+    g.measurement_time(Duration::from_secs(10));
+    for (name, file, duration) in [
+        ("B-iw10", "short-flows.toml", None),
+        ("B-iw3", "short-flows-iw3.toml", None),
+        ("C", "rfc2415.toml", None),
+        ("A-10s", "bulk.toml", Some("10s")),
+    ] {
+        let mut text = std::fs::read_to_string(format!("{dir}{file}")).expect("bench scenario file");
+        if let Some(d) = duration {
+            text = text.replace("duration = \"60s\"", &format!("duration = \"{d}\""));
+        }
+        let scenario = Scenario::from_toml_str(&text).expect("valid scenario");
+        let events = scenario.build(Some(1)).expect("builds").run().core.events_processed();
+        g.throughput(Throughput::Elements(events));
+        g.bench_function(name, |b| {
+            b.iter_batched(|| scenario.build(Some(1)).expect("builds"), |built| built.run(), BatchSize::PerIteration)
+        });
+    }
+    g.finish();
+}
+
+criterion_group!(benches, bulk100_5s, bench_files);
 criterion_main!(benches);
