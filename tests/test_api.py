@@ -53,6 +53,13 @@ def test_the_summary_has_the_headline_numbers(rfc2415):
     assert s["events_per_second"] > 0 and s["scenario"] == "rfc2415"
 
 
+def test_the_summary_times_the_engine_run_in_wall_and_cpu_seconds(rfc2415):
+    s = rfc2415.summary
+    # One thread runs the engine: its CPU time is positive and cannot exceed the wall time
+    # (beyond clock resolution).
+    assert 0 < s["cpu_seconds"] <= s["wall_seconds"] * 1.05 + 0.002
+
+
 def test_the_same_seed_gives_identical_records_and_another_seed_other_records():
     sc = iwlab.load("rfc2415", SHORT)
     a, b, c = iwlab.run(sc, seed=5), iwlab.run(sc, seed=5), iwlab.run(sc, seed=6)

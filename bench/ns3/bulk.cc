@@ -15,6 +15,7 @@
 #include "ns3/internet-module.h"
 
 #include <chrono>
+#include <ctime>
 #include <iostream>
 
 using namespace ns3;
@@ -98,8 +99,11 @@ main(int argc, char* argv[])
 
     Simulator::Stop(Seconds(duration));
     auto t0 = std::chrono::steady_clock::now();
+    std::clock_t c0 = std::clock();
     Simulator::Run();
+    std::clock_t c1 = std::clock();
     auto t1 = std::chrono::steady_clock::now();
+    double cpu = static_cast<double>(c1 - c0) / CLOCKS_PER_SEC; // process CPU time of the run
     double wall = std::chrono::duration<double>(t1 - t0).count();
 
     uint64_t rxBytes = 0;
@@ -120,6 +124,7 @@ main(int argc, char* argv[])
                      .Int("seed", seed)
                      .Int("run", run)
                      .Num("wall_s", wall)
+                     .Num("cpu_s", cpu)
                      .Int("events", static_cast<int64_t>(Simulator::GetEventCount()))
                      .Int("packets", counters.packets)
                      .Num("bottleneck_utilisation", counters.bottleneckBytes * 8.0 / (bps * duration))

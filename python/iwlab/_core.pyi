@@ -28,6 +28,7 @@ class Summary(TypedDict):
     pages: int
     pages_completed: int
     wall_seconds: float
+    cpu_seconds: float
     core_version: str
 
 class Tables(TypedDict):

@@ -70,7 +70,8 @@ class Result:
     """What one run produced: per-flow, per-page, per-link rows, queue samples, a summary.
 
     `summary` holds the core's counters (`seed`, `events`, `flows`, `flows_completed`,
-    `pages`, `pages_completed`, `packets_*`, `wall_seconds`, …), the scenario's name and hash,
+    `pages`, `pages_completed`, `packets_*`, `wall_seconds` and `cpu_seconds` of the engine run,
+    …), the scenario's name and hash,
     and the headline numbers of `headline()`.
     """
 
