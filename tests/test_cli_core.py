@@ -195,4 +195,4 @@ def test_every_command_has_help(command):
 
 def test_version():
     p = cli("--version")
-    assert p.returncode == 0 and p.stdout.strip() == f"iwlab {iwlab.__version__} (core {iwlab.core_version()})"
+    assert p.returncode == 0 and p.stdout.strip() == f"iwlab {iwlab.__version__} (core {iwlab.core_version()}, engine {iwlab.engine_id()})"

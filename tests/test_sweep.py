@@ -94,8 +94,9 @@ def test_bad_sweep_arguments_are_refused(short, kwargs, message):
 def test_a_2x2_grid_over_2_seeds_gives_8_tidy_reproducible_rows(short):
     df = iwlab.sweep(short, grid=GRID, seeds=2, jobs=1, progress=False)
     assert len(df) == 8
-    assert list(df.columns[:7]) == ["apps[0].count", "iw.default", "seed", "scenario_hash", "run_id",
-                                    "iwlab_version", "core_version"]
+    assert list(df.columns[:8]) == ["apps[0].count", "iw.default", "seed", "scenario_hash", "run_id",
+                                    "iwlab_version", "core_version", "engine_id"]
+    assert set(df["engine_id"]) == {iwlab.engine_id()}
     for metric in ("median_page_delay", "fct_median", "fct_mean", "fct_p99", "util_forward", "util_reverse",
                    "drop_rate_forward", "drop_rate_reverse", "goodput_bps", "web_power", "flows_completed",
                    "pages_completed", "retransmit_rate", "timeouts"):
@@ -147,6 +148,23 @@ def test_a_second_sweep_runs_only_what_is_missing(short, tmp_path):
     assert len(before) == 4 and len(after) == 8
     assert {k: after[k] for k in before} == before  # the seed-1 runs were not run again
     pd.testing.assert_frame_equal(again[again["seed"] == 1].reset_index(drop=True), first)
+
+
+def test_runs_stored_by_another_engine_build_are_run_again_not_reused(short, tmp_path):
+    iwlab.sweep(short, grid=GRID, seeds=1, jobs=1, out=tmp_path, progress=False)
+    before = _stored(tmp_path)
+    stale = sorted(before)[0]
+    meta_path = tmp_path / "runs" / stale / "run.json"
+    meta = json.loads(meta_path.read_text())
+    meta["engine_id"] = "an-older-build"
+    meta["metrics"]["median_page_delay"] = -1.0  # what the older build "found"
+    meta_path.write_text(json.dumps(meta))
+    df = iwlab.sweep(short, grid=GRID, seeds=1, jobs=1, out=tmp_path, progress=False)
+    after = _stored(tmp_path)
+    assert {k: after[k] for k in before if k != stale} == {k: v for k, v in before.items() if k != stale}
+    assert after[stale] != before[stale]  # run again and replaced
+    assert json.loads(meta_path.read_text())["engine_id"] == iwlab.engine_id()
+    assert (df["median_page_delay"] >= 0).all() and set(df["engine_id"]) == {iwlab.engine_id()}
 
 
 @pytest.mark.timeout(240)

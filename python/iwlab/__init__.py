@@ -11,7 +11,7 @@ True
 (3, True, double[pyarrow])
 """
 
-from iwlab._core import core_version
+from iwlab._core import core_version, engine_id
 from iwlab.api import Result, run
 from iwlab.scenario import Scenario, ScenarioError, ScenarioModel, load, presets
 
@@ -21,5 +21,5 @@ from iwlab.scenario import Scenario, ScenarioError, ScenarioModel, load, presets
 from iwlab.sweep import sweep, sweep_records  # noqa: E402
 
 __version__ = "0.1.0"
-__all__ = ["__version__", "core_version", "Result", "Scenario", "ScenarioError", "ScenarioModel", "load", "presets",
+__all__ = ["__version__", "core_version", "engine_id", "Result", "Scenario", "ScenarioError", "ScenarioModel", "load", "presets",
            "run", "sweep", "sweep_records"]

@@ -30,6 +30,7 @@ class Summary(TypedDict):
     wall_seconds: float
     cpu_seconds: float
     core_version: str
+    engine_id: str
 
 class Tables(TypedDict):
     flows: dict[str, ColumnType]
@@ -47,6 +48,9 @@ class RunOutput(TypedDict):
 
 def core_version() -> str:
     """The version of the simulator core."""
+
+def engine_id() -> str:
+    """Fingerprint of this engine build: same id, same scenario and seed, identical results."""
 
 def normalize(text: str, format: Format = "toml") -> str:
     """Parses and validates a scenario; returns its canonical JSON (defaults filled in).

@@ -58,9 +58,9 @@ def load_scenario(scenario: str, sets: list[str] | None):
 
 def _version(value: bool) -> None:
     if value:
-        from iwlab import __version__, core_version
+        from iwlab import __version__, core_version, engine_id
 
-        typer.echo(f"iwlab {__version__} (core {core_version()})")
+        typer.echo(f"iwlab {__version__} (core {core_version()}, engine {engine_id()})")
         raise typer.Exit()
 
 

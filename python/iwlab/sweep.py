@@ -14,7 +14,9 @@ Layout of `out/` (every file written to a temporary name, then renamed):
         run.json           grid values, seed, scenario hash, versions, metrics (written last)
 
 A run is identified by the hash of its overridden scenario and its seed, so a sweep started
-again (after `kill -9`, or with a larger grid or more seeds) skips every run already on disk.
+again (after `kill -9`, or with a larger grid or more seeds) skips every run already on disk —
+unless another engine build stored it (`run.json`'s `engine_id`, `iwlab.engine_id()`): results
+may differ between builds, so such runs are run again and replaced, never mixed in.
 """
 
 from __future__ import annotations
@@ -205,7 +207,7 @@ def _plan(base: Scenario, grid: Mapping[str, Sequence[Any]], seeds: list[int]) -
 
 
 def _execute(task: _Task) -> dict[str, Any]:
-    from iwlab import __version__, core_version
+    from iwlab import __version__, core_version, engine_id
     from iwlab.api import run
 
     t0 = time.perf_counter()
@@ -223,6 +225,7 @@ def _execute(task: _Task) -> dict[str, Any]:
         "scenario_hash": task.scenario_hash,
         "iwlab_version": __version__,
         "core_version": core_version(),
+        "engine_id": engine_id(),
         "metrics": stats.run_metrics(r.flows, r.pages, r.links, r.summary),
         "wall_seconds": time.perf_counter() - t0,
     }
@@ -233,7 +236,7 @@ def _execute(task: _Task) -> dict[str, Any]:
 def _row(meta: dict[str, Any]) -> dict[str, Any]:
     return {**meta["point"], "seed": meta["seed"], "scenario_hash": meta["scenario_hash"],
             "run_id": meta["run_id"], "iwlab_version": meta["iwlab_version"],
-            "core_version": meta["core_version"], **meta["metrics"]}
+            "core_version": meta["core_version"], "engine_id": meta.get("engine_id"), **meta["metrics"]}
 
 
 # ---------------------------------------------------------------------------------------------
@@ -275,6 +278,9 @@ def _store(out: Path, payload: dict[str, Any]) -> None:
     _write(tmp / "scenario.toml", payload["toml"])
     _write(tmp / RUN_META, json.dumps(meta, indent=2))
     _fsync_dir(tmp)
+    stored = _load_meta(out, meta["run_id"])
+    if stored is not None and stored.get("engine_id") != meta["engine_id"]:
+        shutil.rmtree(final)  # stored by another engine build: this run replaces it
     try:
         os.rename(tmp, final)
     except OSError:  # another sweep finished the same run first: same scenario, same seed
@@ -313,12 +319,13 @@ def _clean_stale(out: Path) -> None:
 
 def _write_manifest(out: Path, base: Scenario, grid: Mapping[str, Sequence[Any]], seeds: list[int],
                     tasks: list[_Task]) -> None:
-    from iwlab import __version__, core_version
+    from iwlab import __version__, core_version, engine_id
 
     manifest = {
         "format": FORMAT,
         "iwlab_version": __version__,
         "core_version": core_version(),
+        "engine_id": engine_id(),
         "scenario": base.name,
         "scenario_hash": base.hash(),
         "grid": {k: list(v) for k, v in grid.items()},
@@ -401,9 +408,10 @@ def sweep(scenario: Scenario | str | Path, grid: Mapping[str, Sequence[Any]] | N
     (or a `distributed.Client`; its workers need iwlab installed; they return the records and
     this process writes them, so no shared file system is needed). With `out`, each run is
     stored as it finishes, and runs already stored (same scenario after overrides, same seed)
-    are not run again; the manifest is rewritten with this sweep's plan. Returns one row per
-    run, in grid × seed order: the grid values, `seed`, `scenario_hash`, `run_id`,
-    `iwlab_version`, `core_version` and the metrics of `iwlab.stats.run_metrics`.
+    are not run again unless another engine build stored them (`iwlab.engine_id()` differs);
+    the manifest is rewritten with this sweep's plan. Returns one row per run, in grid × seed
+    order: the grid values, `seed`, `scenario_hash`, `run_id`, `iwlab_version`,
+    `core_version`, `engine_id` and the metrics of `iwlab.stats.run_metrics`.
     """
     if jobs is not None and jobs < 1:
         raise ValueError(f"jobs = {jobs} is not allowed; expected >= 1")
@@ -418,9 +426,12 @@ def sweep(scenario: Scenario | str | Path, grid: Mapping[str, Sequence[Any]] | N
         out_dir.mkdir(parents=True, exist_ok=True)
         _write_manifest(out_dir, base, grid, seed_list, tasks)
         _clean_stale(out_dir)
+        from iwlab import engine_id
+
         for t in tasks:
             meta = _load_meta(out_dir, t.run_id)
-            if meta is not None:
+            # A run stored by another engine build may differ: it is run again and replaced.
+            if meta is not None and meta.get("engine_id") == engine_id():
                 metas[t.run_id] = meta
     todo = list({t.run_id: t for t in tasks if t.run_id not in metas}.values())
 

@@ -166,6 +166,7 @@ fn run<'py>(
     summary.set_item("wall_seconds", wall)?;
     summary.set_item("cpu_seconds", cpu)?;
     summary.set_item("core_version", env!("CARGO_PKG_VERSION"))?;
+    summary.set_item("engine_id", env!("IWLAB_ENGINE_ID"))?;
     out.set_item("summary", summary)?;
     Ok(out)
 }
@@ -176,9 +177,17 @@ fn core_version() -> &'static str {
     env!("CARGO_PKG_VERSION")
 }
 
+/// Fingerprint of this engine build (its sources and locked dependencies, see build.rs): two
+/// builds with the same id give bit-identical results for the same scenario and seed.
+#[pyfunction]
+fn engine_id() -> &'static str {
+    env!("IWLAB_ENGINE_ID")
+}
+
 #[pymodule]
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(core_version, m)?)?;
+    m.add_function(wrap_pyfunction!(engine_id, m)?)?;
     m.add_function(wrap_pyfunction!(normalize, m)?)?;
     m.add_function(wrap_pyfunction!(normalize_path, m)?)?;
     m.add_function(wrap_pyfunction!(to_toml, m)?)?;

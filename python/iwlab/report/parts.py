@@ -140,4 +140,5 @@ def versions(produced_by: Mapping[str, Any]) -> str:
            "pyarrow": pyarrow.__version__, "scipy": scipy.__version__, "matplotlib": matplotlib.__version__}
     return html.kv_table({**{f"data: {k}": v for k, v in produced_by.items()},
                           "report: iwlab": iwlab.__version__, "report: iwlab core": iwlab.core_version(),
+                          "report: iwlab engine": iwlab.engine_id(),
                           **{f"report: {k}": v for k, v in env.items()}})

@@ -55,7 +55,8 @@ def build(path: Path) -> tuple[str, str, list[str]]:
         html.section("Summary", html.kv_table(summary)),
         html.section("Scenario", html.pre((path / "scenario.toml").read_text() if (path / "scenario.toml").exists()
                                           else "(scenario.toml not found)")),
-        html.section("Versions", parts.versions({"iwlab core": summary.get("core_version", "?")})),
+        html.section("Versions", parts.versions({"iwlab core": summary.get("core_version", "?"),
+                                                     "iwlab engine": summary.get("engine_id", "?")})),
     ]
     subtitle = (f"Run of {name}, seed {summary.get('seed', '?')}, {summary.get('duration', '?')} s simulated: "
                 f"{metrics['flows']} flows, {metrics['pages']} pages")

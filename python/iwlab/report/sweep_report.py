@@ -161,7 +161,8 @@ def build(path: Path) -> tuple[str, str, list[str]]:
         html.section("Scenario", html.kv_table({"grid": grid_text, "seeds": ", ".join(map(str, man["seeds"])),
                                                 "base scenario hash": man["scenario_hash"]}),
                      html.pre(_read(path / "scenario.toml"))),
-        html.section("Versions", parts.versions({"iwlab": man["iwlab_version"], "iwlab core": man["core_version"]})),
+        html.section("Versions", parts.versions({"iwlab": man["iwlab_version"], "iwlab core": man["core_version"],
+                                                     "iwlab engine": man.get("engine_id", "?")})),
     ]
     if done < planned:
         blocks.insert(0, html.note(f"Incomplete sweep: {done} of {planned} runs are on disk."))
