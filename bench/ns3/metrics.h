@@ -9,10 +9,12 @@
 #include "ns3/point-to-point-module.h"
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
+#include <ctime>
 #include <fstream>
 #include <iostream>
 #include <sstream>
@@ -21,6 +23,25 @@
 
 namespace bench
 {
+
+/// Wall and CPU seconds of `Simulator::Run()` alone (ns-3 is single-threaded, so the process
+/// CPU time over the run is the run's).
+struct RunTimes
+{
+    double wall;
+    double cpu;
+};
+
+inline RunTimes
+RunSimulation()
+{
+    auto t0 = std::chrono::steady_clock::now();
+    std::clock_t c0 = std::clock();
+    ns3::Simulator::Run();
+    std::clock_t c1 = std::clock();
+    auto t1 = std::chrono::steady_clock::now();
+    return {std::chrono::duration<double>(t1 - t0).count(), static_cast<double>(c1 - c0) / CLOCKS_PER_SEC};
+}
 
 // Packets started on any point-to-point device (PhyTxBegin), bytes started on the bottleneck
 // device that carries the data, and drops at that device's drop-tail queue (its Drop trace).

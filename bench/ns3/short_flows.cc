@@ -17,8 +17,6 @@
 #include "ns3/core-module.h"
 #include "ns3/internet-module.h"
 
-#include <chrono>
-#include <ctime>
 #include <iostream>
 #include <memory>
 #include <vector>
@@ -157,13 +155,7 @@ main(int argc, char* argv[])
     arrivals.Start();
 
     Simulator::Stop(Seconds(duration));
-    auto t0 = std::chrono::steady_clock::now();
-    std::clock_t c0 = std::clock();
-    Simulator::Run();
-    std::clock_t c1 = std::clock();
-    auto t1 = std::chrono::steady_clock::now();
-    double cpu = static_cast<double>(c1 - c0) / CLOCKS_PER_SEC; // process CPU time of the run
-    double wall = std::chrono::duration<double>(t1 - t0).count();
+    bench::RunTimes times = bench::RunSimulation();
 
     double bps = bottleneckMbps * 1e6;
     std::cout << bench::Json()
@@ -180,8 +172,8 @@ main(int argc, char* argv[])
                      .Num("msl_s", msl)
                      .Int("seed", seed)
                      .Int("run", run)
-                     .Num("wall_s", wall)
-                     .Num("cpu_s", cpu)
+                     .Num("wall_s", times.wall)
+                     .Num("cpu_s", times.cpu)
                      .Int("events", static_cast<int64_t>(Simulator::GetEventCount()))
                      .Int("packets", counters.packets)
                      .Num("bottleneck_utilisation", counters.bottleneckBytes * 8.0 / (bps * duration))
