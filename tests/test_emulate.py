@@ -227,6 +227,20 @@ def test_first_flight_counts_data_before_the_first_ack_of_data(tmp_path):
     assert conn.server == s and conn.first_flight == 3 and conn.data_bytes == 4 * 1448
 
 
+def test_first_flight_of_an_upload_counts_the_clients_data(tmp_path):
+    c, s = ("10.0.0.1", 4000), ("10.0.0.2", 80)
+    syn, synack, ack = 0x02, 0x12, 0x10
+    segs = [(*c, *s, 100, 0, syn, 0), (*s, *c, 5000, 101, synack, 0), (*c, *s, 101, 5001, ack, 0)]
+    segs += [(*c, *s, 101 + k * 1448, 5001, ack, 1448) for k in range(4)]
+    segs += [(*s, *c, 5001, 101 + 1448, ack, 0), (*c, *s, 101 + 4 * 1448, 5001, ack, 1448)]
+    f = tmp_path / "up.pcap"
+    f.write_bytes(_pcap_bytes(segs))
+    (conn,) = pcap.connections(f, data_from="client")
+    assert conn.server == s and conn.first_flight == 4 and conn.data_bytes == 5 * 1448
+    (down,) = pcap.connections(f)  # the server sent no data
+    assert down.first_flight is None and down.data_bytes == 0
+
+
 # ---- on the kernel -----------------------------------------------------------------------------
 
 def _require_netns() -> None:

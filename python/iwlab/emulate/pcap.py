@@ -76,31 +76,39 @@ def read(path: str | Path) -> list[Segment]:
 class Connection:
     server: tuple[str, int]
     client: tuple[str, int]
-    first_flight: int | None  # data segments before the first ACK of data (None: never ACKed)
-    data_bytes: int  # highest sequence number the server sent, minus its ISN (retransmissions once)
+    first_flight: int | None  # the data sender's segments before the first ACK of data (None: never ACKed)
+    data_bytes: int  # highest sequence number the data sender sent, minus its ISN (retransmissions once)
 
 
-def connections(path: str | Path) -> list[Connection]:
-    """Every connection whose SYN-ACK is in the capture, in order of their SYN-ACKs."""
+def connections(path: str | Path, data_from: str = "server") -> list[Connection]:
+    """Every connection whose SYN-ACK is in the capture, in order of their SYN-ACKs. The first
+    flight and data bytes are those of `data_from`: "server" (responses) or "client" (uploads)."""
+    if data_from not in ("server", "client"):
+        raise ValueError(f"data_from = {data_from!r}: allowed 'server' or 'client'")
     isn: dict[tuple, int] = {}
     count: dict[tuple, int] = {}
     top: dict[tuple, int] = {}
     done: dict[tuple, int] = {}
     order: list[tuple] = []
     for s in read(path):
-        if s.syn and s.has_ack:  # SYN-ACK: s.src is the server
+        if s.syn and s.has_ack:  # SYN-ACK: s.src is the server; the client's ISN is its ack - 1
             key = (s.src, s.dst)
-            isn[key], count[key], top[key] = s.seq, 0, 0
+            isn[key] = s.seq if data_from == "server" else (s.ack - 1) % (1 << 32)
+            count[key], top[key] = 0, 0
             done.pop(key, None)
             order.append(key)
             continue
-        fwd, rev = (s.src, s.dst), (s.dst, s.src)
-        if fwd in isn and s.payload > 0:
-            top[fwd] = max(top[fwd], (s.seq - isn[fwd] - 1) % (1 << 32) + s.payload)
-            if fwd not in done:
-                count[fwd] += 1
-        elif rev in isn and rev not in done and s.has_ack and 0 < (s.ack - isn[rev] - 1) % (1 << 32) < (1 << 31):
-            done[rev] = count[rev]
+        to_client = (s.src, s.dst) in isn
+        key = (s.src, s.dst) if to_client else (s.dst, s.src)
+        if key not in isn:
+            continue
+        if to_client == (data_from == "server"):  # from the data sender
+            if s.payload > 0:
+                top[key] = max(top[key], (s.seq - isn[key] - 1) % (1 << 32) + s.payload)
+                if key not in done:
+                    count[key] += 1
+        elif key not in done and s.has_ack and 0 < (s.ack - isn[key] - 1) % (1 << 32) < (1 << 31):
+            done[key] = count[key]
     return [Connection(k[0], k[1], done.get(k), top[k]) for k in order]
 
 

@@ -32,7 +32,6 @@ from iwlab.emulate.plan import Plan, build_plan
 from iwlab.emulate.topology import Topology, rundir_root
 
 AGENT = Path(__file__).with_name("agent.py")
-REPO = Path(__file__).resolve().parents[3]
 SETUP = Path(__file__).with_name("setup.sh")
 GO_MARGIN = 0.5  # seconds between `go` and T0
 
@@ -47,15 +46,11 @@ class Interrupted(KeyboardInterrupt):
 
 def relay_binary() -> Path:
     """`$IWLAB_LINK`, the workspace's release build, or `iwlab-link` on PATH."""
-    env = os.environ.get("IWLAB_LINK")
-    candidates = [Path(env)] if env else []
-    candidates += [REPO / "target" / "release" / "iwlab-link", REPO / "target" / "debug" / "iwlab-link"]
-    which = shutil.which("iwlab-link")
-    if which:
-        candidates.append(Path(which))
-    for c in candidates:
-        if c.is_file() and os.access(c, os.X_OK):
-            return c
+    from iwlab.binaries import find_binary
+
+    found = find_binary("iwlab-link", "IWLAB_LINK")
+    if found:
+        return found
     raise EmulationError("iwlab-link not found: build it with `cargo build --release -p iwlab-link` "
                          "or set IWLAB_LINK to its path")
 

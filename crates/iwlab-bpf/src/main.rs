@@ -1,0 +1,113 @@
+//! `iwlab-bpf`: loads iwlab's per-flow IW programs into a cgroup, pins them, reports on them and
+//! removes them (issue 11 item 7). Python (`iwlab flow-iw`, python/iwlab/deploy/flow_iw.py)
+//! calls it and reads the JSON it prints; run as root. Exit codes: 0 done, 1 the kernel refused
+//! (message on stderr, with the verifier's log when it is the verifier), 2 bad arguments.
+mod flow_iw;
+mod layout;
+mod sys;
+
+use std::path::PathBuf;
+
+use clap::{Parser, Subcommand};
+
+#[derive(Debug)]
+pub enum Error {
+    Usage(String),
+    Kernel(String),
+}
+
+#[derive(Parser)]
+#[command(name = "iwlab-bpf", about = "Per-flow initial window: iwlab's eBPF programs on a cgroup")]
+struct Cli {
+    #[command(subcommand)]
+    cmd: Cmd,
+}
+
+#[derive(Subcommand)]
+enum Cmd {
+    /// Load both programs (the verifier runs) and attach nothing.
+    Check,
+    /// Attach to CGROUP (a cgroup2 directory, never the root) and pin under PINS (on bpffs; must not exist).
+    Attach {
+        #[arg(long)]
+        cgroup: PathBuf,
+        #[arg(long)]
+        pins: PathBuf,
+        /// IW (segments) set at establishment on every connection of the cgroup; 0: the route's.
+        #[arg(long, default_value_t = 0)]
+        default_iw: u32,
+        /// Largest IW an application may ask for.
+        #[arg(long)]
+        max_iw: u32,
+        /// Record that iwlab created the cgroup (the caller may remove it after detach).
+        #[arg(long)]
+        created_cgroup: bool,
+    },
+    /// Change the default IW and the largest accepted hint.
+    Configure {
+        #[arg(long)]
+        pins: PathBuf,
+        #[arg(long)]
+        default_iw: u32,
+        #[arg(long)]
+        max_iw: u32,
+    },
+    Status {
+        #[arg(long)]
+        pins: PathBuf,
+    },
+    /// Detach and unpin everything under PINS.
+    Detach {
+        #[arg(long)]
+        pins: PathBuf,
+    },
+    /// The cgroup id (inode) of a cgroup2 directory.
+    CgroupId {
+        cgroup: PathBuf,
+    },
+}
+
+fn check_iw(default_iw: u32, max_iw: u32) -> Result<(), Error> {
+    // TCP_BPF_IW takes any positive int; 1 000 segments is far above any IW in use (CDNs: 10–46).
+    if !(1..=1000).contains(&max_iw) {
+        return Err(Error::Usage(format!("--max-iw = {max_iw}: allowed 1..=1000 segments")));
+    }
+    if default_iw > max_iw {
+        return Err(Error::Usage(format!("--default-iw = {default_iw}: allowed 0 (the route's) or 1..=--max-iw ({max_iw})")));
+    }
+    Ok(())
+}
+
+fn run(cmd: Cmd) -> Result<serde_json::Value, Error> {
+    match cmd {
+        Cmd::Check => flow_iw::check(),
+        Cmd::Attach { cgroup, pins, default_iw, max_iw, created_cgroup } => {
+            check_iw(default_iw, max_iw)?;
+            let flags = if created_cgroup { layout::CFG_CREATED_CGROUP } else { 0 };
+            let config = layout::Config { default_iw, max_iw, flags, reserved: 0 };
+            flow_iw::attach(&flow_iw::AttachArgs { cgroup, pins, config })
+        }
+        Cmd::Configure { pins, default_iw, max_iw } => {
+            check_iw(default_iw, max_iw)?;
+            flow_iw::configure(&pins, default_iw, max_iw)
+        }
+        Cmd::Status { pins } => flow_iw::status(&pins),
+        Cmd::Detach { pins } => flow_iw::detach(&pins),
+        Cmd::CgroupId { cgroup } => flow_iw::cgroup_id(&cgroup).map(|id| serde_json::json!({"cgroup_id": id})),
+    }
+}
+
+fn main() {
+    let cli = Cli::parse();
+    match run(cli.cmd) {
+        Ok(v) => println!("{v}"),
+        Err(Error::Usage(m)) => {
+            eprintln!("iwlab-bpf: {m}");
+            std::process::exit(2);
+        }
+        Err(Error::Kernel(m)) => {
+            eprintln!("iwlab-bpf: {m}");
+            std::process::exit(1);
+        }
+    }
+}
