@@ -1,6 +1,8 @@
 //! Per-endpoint TCP options. Every field is a scenario field; defaults are RFC defaults.
 
+use super::cc::hystart::HyStartKind;
 use super::cc::CcConfig;
+use super::recovery::prr::ReductionBound;
 use crate::engine::SimDuration;
 
 /// Which fast-retransmit / fast-recovery algorithm the sender runs.
@@ -86,6 +88,15 @@ pub struct TcpConfig {
     pub initial_ssthresh: u64,
     /// SYN / SYN-ACK retransmissions before the connection gives up.
     pub syn_retries: u32,
+    /// RFC 6937 Proportional Rate Reduction for cwnd in SACK-based recovery, with this
+    /// reduction bound; `None` keeps RFC 6675's cwnd = ssthresh.
+    pub prr: Option<ReductionBound>,
+    /// Leave the initial slow start on an RTT rise (RFC 9406 HyStart++, or Linux CUBIC's
+    /// HyStart); `None` = standard slow start until loss.
+    pub hystart: Option<HyStartKind>,
+    /// Linux quick-ACK mode at connection start: the first this many ACKs of in-order data
+    /// are sent at once, not delayed (TCP_MAX_QUICKACKS = 16). 0 = off.
+    pub quickack: u32,
 }
 
 impl Default for TcpConfig {
@@ -111,6 +122,9 @@ impl Default for TcpConfig {
             ecn: false,
             initial_ssthresh: u64::MAX,
             syn_retries: 6,
+            prr: None,
+            hystart: None,
+            quickack: 0,
         }
     }
 }
@@ -140,6 +154,9 @@ impl TcpConfig {
         }
         if self.recovery == RecoveryKind::Sack && !self.sack {
             return Err("tcp.recovery = \"sack\" needs tcp.sack = true".into());
+        }
+        if self.prr.is_some() && self.recovery != RecoveryKind::Sack {
+            return Err("tcp.prr needs tcp.recovery = \"sack\"".into());
         }
         if self.min_rto > self.max_rto {
             return Err(format!("tcp.min_rto ({}) exceeds tcp.max_rto ({})", self.min_rto, self.max_rto));
