@@ -139,10 +139,7 @@ fn sack_scenarios_keep_their_answers() {
             "short-flows-reno-sack-q20-loss2pc-30s",
             "short-flows.toml",
             "30s",
-            &[(
-                "limit = \"100pkt\" }",
-                "limit = \"20pkt\" }\nloss = { kind = \"random\", p = 0.02 }",
-            )],
+            &[("limit = \"100pkt\" }", "limit = \"20pkt\" }\nloss = { kind = \"random\", p = 0.02 }")],
         ),
     ];
     check("sack-digests.txt", &lines);
