@@ -90,7 +90,11 @@ fn sack_cfg(prr: Option<ReductionBound>) -> TcpConfig {
 /// RFC 6937 §3.1's first example in the engine: 20 segments in flight, the first lost, ACK j
 /// SACKs segment j + 1 (the RFC's segment j); returns (cwnd, segments sent) per ACK j = 1..19.
 fn single_loss(prr: Option<ReductionBound>) -> (Script, Vec<(u64, Vec<u64>)>) {
-    let (mut sc, first) = Script::sender(&sack_cfg(prr), 20, 60);
+    single_loss_with(&sack_cfg(prr))
+}
+
+fn single_loss_with(cfg: &TcpConfig) -> (Script, Vec<(u64, Vec<u64>)>) {
+    let (mut sc, first) = Script::sender(cfg, 20, 60);
     assert_eq!(seqs(&first), (1..=20).collect::<Vec<_>>());
     let rows = (1..=19)
         .map(|j| {
@@ -262,7 +266,7 @@ fn the_linux_profile_sets_linux_defaults_and_explicit_fields_override_it() {
     assert_eq!(c.mss, 1448);
     assert!(matches!(c.cc, CcConfig::Cubic(_)));
     assert!(c.sack && c.timestamps && c.limited_transmit);
-    assert_eq!(c.recovery, RecoveryKind::Sack);
+    assert_eq!((c.recovery, c.tlp), (RecoveryKind::Rack, true));
     assert_eq!(c.hystart, Some(HyStartKind::Linux));
     assert_eq!(c.delayed_ack, Some(DelayedAck { segments: 2, timeout: SimDuration::from_millis(40) }));
     assert_eq!((c.initial_rto, c.max_rto), (SimDuration::from_secs(1), SimDuration::from_secs(120)));
@@ -286,11 +290,24 @@ fn the_linux_profile_without_overrides_and_bad_profile_names() {
     // sack = false: the profile's SACK recovery and PRR give way (Linux recovers NewReno-style).
     let nosack = PROFILE_SCENARIO.replace("tcp = { prr = false, quickack = 0 }", "tcp = { sack = false }");
     let b = Scenario::from_toml_str(&nosack).unwrap().build(None).unwrap();
-    assert_eq!((b.apps[0].tcp.recovery, b.apps[0].tcp.prr), (RecoveryKind::NewReno, None));
+    let c = &b.apps[0].tcp;
+    assert_eq!((c.recovery, c.prr, c.tlp), (RecoveryKind::NewReno, None, false));
     let bad = PROFILE_SCENARIO.replace("profile = \"linux\"", "profile = \"bsd\"");
     let e = Scenario::from_toml_str(&bad).err().expect("an error").to_string();
     assert!(e.contains("tcp.profile") && e.contains("bsd") && e.contains("linux"), "{e}");
     let bad = PROFILE_SCENARIO.replace("tcp = { prr = false, quickack = 0 }", "tcp = { prr = \"fast\" }");
     let e = Scenario::from_toml_str(&bad).err().expect("an error").to_string();
     assert!(e.contains("apps[0].tcp.prr") && e.contains("crb"), "{e}");
+}
+
+#[test]
+fn prr_drives_cwnd_in_rack_recovery_too() {
+    // RACK marks segment 1 lost on the third SACK (DupThresh SACKed, no reordering: reo_wnd
+    // = 0, RFC 8985 §6.2 step 4), the same ACK as RFC 6675, and PRR then sets the same cwnd
+    // per ACK, with RACK's in-flight as pipe.
+    let cfg = TcpConfig { recovery: RecoveryKind::Rack, tlp: true, ..sack_cfg(Some(ReductionBound::SlowStart)) };
+    let (rack, rows) = single_loss_with(&cfg);
+    let (_, sack) = single_loss(Some(ReductionBound::SlowStart));
+    assert!(rack.ep.sender.in_recovery);
+    assert_eq!(rows, sack);
 }
