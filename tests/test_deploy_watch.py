@@ -261,3 +261,97 @@ def test_watch_detects_iw_loss_falls_back_and_the_first_flight_shrinks(net, tmp_
     out = run(str(IWLAB), "rollback", "--netns", NS_S, "--state", str(state)).stdout
     assert "(apply)" in out and "(watch)" in out
     assert run("ip", "-n", NS_S, "-d", "route", "show", "table", "all").stdout == before
+
+
+LOAD_NS = f"iwd{PID}l"
+LOAD_ADDR = "10.79.1.1"
+LOAD_POLICY = """
+[iw.policies]
+ten = { kind = "fixed", segments = 10 }
+
+[[routes]]
+prefix = "10.79.1.0/24"
+policy = "ten"
+"""
+
+
+def _cpu_seconds(pid: int) -> float:
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")  # utime + stime
+
+
+def test_watcher_cpu_at_1000_connections_per_second(tmp_path):
+    """Load generator: 1 000 connections/s for 3 s (bounded: 3 000 connections, 20 s) between
+    two sockets of one namespace (an address on a veth, so they are not loopback peers);
+    each side of each connection sends data, so the watcher gets two destroy events per
+    connection. Measures the watcher's CPU time (utime + stime of its process) during the load,
+    and checks it saw every connection."""
+    if os.geteuid() != 0:
+        pytest.skip("needs root")
+    policy, state = tmp_path / "policy.toml", tmp_path / "state.sqlite"
+    policy.write_text(LOAD_POLICY)
+    watcher = None
+    try:
+        run("ip", "netns", "add", LOAD_NS)
+        run("ip", "-n", LOAD_NS, "link", "set", "lo", "up")
+        run("ip", "-n", LOAD_NS, "link", "add", "d0", "type", "veth", "peer", "name", "d1")
+        run("ip", "-n", LOAD_NS, "addr", "add", f"{LOAD_ADDR}/24", "dev", "d0")
+        run("ip", "-n", LOAD_NS, "link", "set", "d0", "up")
+        run("ip", "-n", LOAD_NS, "link", "set", "d1", "up")
+        run(str(IWLAB), "apply", str(policy), "--netns", LOAD_NS, "--state", str(state))
+        watcher = subprocess.Popen([str(IWLAB), "watch", "--netns", LOAD_NS, "--state", str(state)],
+                                   stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        assert "watching" in watcher.stdout.readline()
+        with netlink.in_netns(LOAD_NS):
+            listener = socket.create_server((LOAD_ADDR, 0), backlog=512)
+        port = listener.getsockname()[1]
+
+        def serve():
+            while True:
+                try:
+                    conn, _ = listener.accept()
+                except OSError:
+                    return
+                with conn:
+                    conn.recv(16)
+                    conn.sendall(b"y" * 2000)
+
+        t = threading.Thread(target=serve, daemon=True)
+        t.start()
+        rate, seconds, limit = 1000, 3.0, 20.0
+        cpu0, t0 = _cpu_seconds(watcher.pid), time.monotonic()
+        n = 0
+        while n < rate * seconds and time.monotonic() - t0 < limit:
+            due = t0 + n / rate
+            if (wait := due - time.monotonic()) > 0:
+                time.sleep(wait)
+            with netlink.in_netns(LOAD_NS):
+                c = socket.create_connection((LOAD_ADDR, port))
+            with c:
+                c.sendall(b"GET\n")
+                while c.recv(65536):
+                    pass
+            n += 1
+        wall = time.monotonic() - t0
+        time.sleep(1.5)  # the last events, and one flush of the watcher's counters
+        cpu = _cpu_seconds(watcher.pid) - cpu0
+        listener.close()
+        t.join(5)
+        _stop(watcher)
+        watcher = None
+        status = json.loads(run(str(IWLAB), "watch", "status", "--netns", LOAD_NS, "--state", str(state),
+                                "--json").stdout)
+        seen = status["prefixes"][0]["connections"]
+        achieved = n / wall
+        report = {"connections": n, "seconds": round(wall, 2), "connections_per_second": round(achieved),
+                  "watcher_cpu_seconds": round(cpu, 3), "watcher_cpu_share": round(cpu / wall, 3),
+                  "socket_events_seen": seen}
+        (tmp_path / "cpu.json").write_text(json.dumps(report))
+        print(f"\nwatcher CPU at {achieved:.0f} connections/s: {report}")
+        assert seen == 2 * n, report  # both ends of every connection, none missed
+        assert cpu / wall < 0.5, report  # well under half a core (see docs/deploy.md for the figure)
+    finally:
+        if watcher is not None:
+            watcher.kill()
+            watcher.communicate()
+        run("ip", "netns", "del", LOAD_NS, check=False)

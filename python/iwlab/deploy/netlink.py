@@ -23,6 +23,7 @@ PROTO = 0x49  # iwlab's route protocol (rtm_protocol); the same number flow_iw_m
 NETNS_DIR = Path("/run/netns")
 CLONE_NEWNET = 0x40000000
 MAIN_TABLE = 254
+RTNH_F_ONLINK = 0x4  # the one next-hop flag a user sets; others (linkdown, dead, offload…) are kernel state
 # rtmsg attributes iwlab reads and writes back; others make a route one iwlab will not rewrite.
 _KNOWN = {"RTA_TABLE", "RTA_DST", "RTA_GATEWAY", "RTA_OIF", "RTA_PREFSRC", "RTA_PRIORITY", "RTA_METRICS",
           "RTA_PREF", "RTA_CACHEINFO", "RTA_EXPIRES"}
@@ -179,7 +180,7 @@ def covering(routes: list[KRoute], net) -> KRoute | None:
 def _args(r: KRoute) -> dict[str, Any]:
     net = r.net
     a: dict[str, Any] = dict(family=r.family, dst_len=net.prefixlen, table=r.table, tos=r.tos, proto=r.proto,
-                             scope=r.scope, type=r.type, flags=r.flags)
+                             scope=r.scope, type=r.type, flags=r.flags & RTNH_F_ONLINK)
     if net.prefixlen:
         a["dst"] = str(net.network_address)
     for k in ("priority", "gateway", "oif", "prefsrc"):
@@ -220,6 +221,7 @@ def delete(ipr, r: KRoute) -> None:
 def _comparable(r: KRoute) -> dict[str, Any]:
     d = r.to_json()
     d.pop("unsupported")
+    d["flags"] &= RTNH_F_ONLINK
     return d
 
 
