@@ -193,6 +193,20 @@ def watch_status_cmd(netns: Optional[str] = typer.Option(None, "--netns", help=H
         _print(out, as_json, watch.status_text(out))
 
 
+@watch_app.command("unit")
+def watch_unit_cmd(template: bool = typer.Option(False, "--template", help="the template for namespaces "
+                                                 "(iwlab-watch@NAME) instead of the root namespace's unit")) -> None:
+    """Print the systemd unit shipped with iwlab, with this installation's `iwlab` in ExecStart."""
+    import shutil
+    import sys
+
+    name = "iwlab-watch@.service" if template else "iwlab-watch.service"
+    exe = Path(sys.executable).with_name("iwlab")  # this installation's, else the one on PATH
+    exe = str(exe) if exe.exists() else (shutil.which("iwlab") or "iwlab")
+    text = (Path(__file__).parent / "deploy" / name).read_text()
+    typer.echo(text.replace("@IWLAB@", exe), nl=False)
+
+
 def register(app: typer.Typer) -> None:
     app.command("plan")(plan_cmd)
     app.command("apply")(apply_cmd)
