@@ -73,11 +73,12 @@ def _sock(**kw) -> TcpSock:
     (14_000, 0, 0, ["closed"]),
 ])
 def test_events_of_a_closed_connection(sent, retrans_bytes, retrans, events):
-    s = _sock(bytes_sent=sent, bytes_retrans=retrans_bytes, total_retrans=retrans, snd_cwnd=5)
+    s = _sock(bytes_sent=sent, bytes_retrans=retrans_bytes, total_retrans=retrans, snd_cwnd=5, bytes_acked=sent + 1)
     got = watch.events_for(s, 10, flagged=False)
     assert [e["kind"] for e in got] == events
     original = sent - retrans_bytes
-    assert got[-1] == {"kind": "closed", "bytes_sent": original, "loss": retrans > 0, "cwnd": 5 * 1448}
+    assert got[-1] == {"kind": "closed", "bytes_sent": original, "loss": retrans > 0, "cwnd": 5 * 1448,
+                       "bytes_acked": original, "retrans": retrans}
     if len(got) == 2:
         assert got[0] == {"kind": "loss_in_initial_window", "bytes_sent": original}
     # a connection a poll already reported gives its IW loss only once

@@ -10,7 +10,8 @@ the peer address, it makes the events the simulator's `IwPolicy` learns from (`e
   whose original data (`bytes_sent − bytes_retrans`) is at most IW × MSS and that has
   `total_retrans > 0`; or, for a live connection, a poll that sees `total_retrans > 0` while
   `bytes_acked` is still within IW × MSS (the first flight is not yet acknowledged);
-* `closed` for every connection, with its data sent, whether it lost anything, its cwnd at close.
+* `closed` for every connection: data sent (without retransmissions), whether it retransmitted,
+  cwnd at close (bytes), bytes acknowledged, segments retransmitted.
 
 After each event it asks the Decider (the simulator's policy code, `iwlab.policy`) for that
 prefix's IW; when it differs from the IW on the route, it changes the route through
@@ -61,7 +62,9 @@ def events_for(s: sockdiag.TcpSock, iw_segments: int, flagged: bool) -> list[dic
     out = []
     if loss and not flagged and 0 < original <= iw_segments * mss:
         out.append({"kind": "loss_in_initial_window", "bytes_sent": original})
-    out.append({"kind": "closed", "bytes_sent": original, "loss": loss, "cwnd": s.snd_cwnd * mss})
+    # the simulator's Closed: bytes_sent = application data (no retransmissions), cwnd in bytes
+    out.append({"kind": "closed", "bytes_sent": original, "loss": loss, "cwnd": s.snd_cwnd * mss,
+                "bytes_acked": min(s.bytes_acked, original), "retrans": s.total_retrans})
     return out
 
 
