@@ -76,6 +76,38 @@ def early_loss(s: sockdiag.TcpSock, iw_segments: int) -> dict[str, Any] | None:
     return None
 
 
+class Decisions:
+    """The watcher's decision path, without sockets or routes: events in, per-prefix IW
+    changes out. `iw` is the IW on each prefix's route (segments), `mss` the MSS the routes'
+    IW is computed for. tests/test_deploy_decisions.py feeds it a recorded event sequence."""
+
+    def __init__(self, pf, decider):
+        self.pf, self.decider = pf, decider
+        self.iw: dict[str, int] = {}
+        self.mss: dict[str, int] = {}
+
+    def prefix(self, addr: str) -> str | None:
+        """The policy prefix of a peer: the file's longest-matching route (None: not covered,
+        or loopback)."""
+        ip = ipaddress.ip_address(addr)
+        if ip.version == 6 and ip.ipv4_mapped is not None:
+            ip = ip.ipv4_mapped
+        if ip.is_loopback:
+            return None
+        r = self.pf.route_for(ip)
+        return None if r is None else plan.prefix_name(r)
+
+    def learn(self, name: str, now_ns: int, ev: dict[str, Any]) -> tuple[int | None, int] | None:
+        """Feeds one event; returns (old IW, new IW) when the prefix's IW changes."""
+        self.decider.learn(name, now_ns, ev)
+        return self.check(name, now_ns)
+
+    def check(self, name: str, now_ns: int) -> tuple[int | None, int] | None:
+        old = self.iw.get(name)
+        new = self.decider.iw_segments(name, self.mss.get(name, 1448), now_ns)
+        return None if new == old else (old, new)
+
+
 class Counts:
     __slots__ = ("connections", "iw_loss", "segs_out", "retrans", "rtt_us_sum", "rtt_n", "last_evidence")
 
@@ -92,10 +124,10 @@ class Watcher:
                  metrics_addr: tuple[str, int] | None = None):
         self.ipr, self.st, self.netns, self.pf, self.interval = ipr, st, netns, pf, interval
         self._lock_fd = self._exclusive()
-        self.decider = apply.decider_for(st, netns, pf)
+        self.decisions = Decisions(pf, apply.decider_for(st, netns, pf))
+        self.decider = self.decisions.decider
+        self.iw, self.mss = self.decisions.iw, self.decisions.mss
         self.sha = plan.sha(pf.text)
-        self.iw: dict[str, int] = {}
-        self.mss: dict[str, int] = {}
         self.counts: dict[str, Counts] = {}
         self.evidence: list[tuple] = []
         self.flagged: set[int] = set()  # cookies of live connections already reported
@@ -139,11 +171,10 @@ class Watcher:
                 self.metrics.iw.labels(name).set(self.iw[name])
         return gid
 
-    def _decide(self, name: str, why: str) -> None:
-        old = self.iw.get(name)
-        new = self.decider.iw_segments(name, self.mss.get(name, 1448), time.time_ns())
-        if new == old:
+    def _decide(self, name: str, why: str, change: tuple[int | None, int] | None) -> None:
+        if change is None:
             return
+        old, new = change
         reason = f"{why}: IW {old} → {new} segments ({self.pf.policies[self._route(name).policy].get('kind')} policy)"
         gid = self._routes_now(reason, only={name})
         self.st.add_decision(self.netns, name, old, new, reason, gid)
@@ -156,17 +187,10 @@ class Watcher:
 
     # -- connections ------------------------------------------------------------------------
     def _prefix(self, addr: str) -> str | None:
-        ip = ipaddress.ip_address(addr)
-        if ip.is_loopback or (ip.version == 6 and ip.ipv4_mapped is not None and ip.ipv4_mapped.is_loopback):
-            return None
-        if ip.version == 6 and ip.ipv4_mapped is not None:
-            ip = ip.ipv4_mapped
-        r = self.pf.route_for(ip)
-        return None if r is None else plan.prefix_name(r)
+        return self.decisions.prefix(addr)
 
     def _learn(self, name: str, s: sockdiag.TcpSock, ev: dict[str, Any]) -> None:
-        now = time.time_ns()
-        self.decider.learn(name, now, ev)
+        change = self.decisions.learn(name, time.time_ns(), ev)
         c = self.counts.setdefault(name, Counts())
         if ev["kind"] == "loss_in_initial_window":
             c.iw_loss += 1
@@ -176,7 +200,7 @@ class Watcher:
             if self.metrics:
                 self.metrics.iw_loss.labels(name).inc()
         self._decide(name, f"{ev['kind']} from {s.dst} ({ev['bytes_sent']} bytes sent, "
-                           f"{s.total_retrans} retransmissions)")
+                           f"{s.total_retrans} retransmissions)", change)
 
     def on_closed(self, s: sockdiag.TcpSock) -> None:
         if not s.has_info or s.bytes_sent == 0:
@@ -245,7 +269,7 @@ class Watcher:
                     next_poll = now + self.interval
                 if now >= next_flush:
                     for name in list(self.iw):
-                        self._decide(name, "re-evaluated (time passed)")
+                        self._decide(name, "re-evaluated (time passed)", self.decisions.check(name, time.time_ns()))
                     self.flush()
                     if self.metrics:
                         self.metrics.missed.set(self.destroyed.overruns)
