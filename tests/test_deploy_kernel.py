@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -17,6 +18,8 @@ import time
 from pathlib import Path
 
 import pytest
+
+from iwlab.deploy import ops
 
 pytestmark = pytest.mark.deploy
 
@@ -57,12 +60,12 @@ def ns():
         pytest.skip("needs root (network namespaces, netlink)")
     try:
         run("ip", "netns", "add", NS)
-        for cmd in (["sysctl", "-qw", "net.ipv6.conf.all.disable_ipv6=1"],
-                    ["sysctl", "-qw", "net.ipv6.conf.default.disable_ipv6=1"]):
-            run("ip", "netns", "exec", NS, *cmd)
         for cmd in (["link", "set", "lo", "up"], ["link", "add", "v0", "type", "veth", "peer", "name", "v1"],
-                    ["addr", "add", "10.77.1.1/24", "dev", "v0"], ["link", "set", "v0", "up"],
-                    ["link", "set", "v1", "up"], ["route", "add", "default", "via", "10.77.1.2"],
+                    # no link-local addresses (and routes) appearing while a test runs
+                    ["link", "set", "v0", "addrgenmode", "none"], ["link", "set", "v1", "addrgenmode", "none"],
+                    ["addr", "add", "10.77.1.1/24", "dev", "v0"], ["addr", "add", "2001:db8:1::1/64", "dev", "v0", "nodad"],
+                    ["link", "set", "v0", "up"], ["link", "set", "v1", "up"],
+                    ["route", "add", "default", "via", "10.77.1.2"], ["-6", "route", "add", "default", "via", "2001:db8:1::2"],
                     # a route with metrics of its own, which iwlab must leave exactly as it is
                     ["route", "add", "10.77.9.0/24", "via", "10.77.1.3", "mtu", "lock", "1400", "rtt", "30ms"]):
             run("ip", "-n", NS, *cmd)
@@ -87,33 +90,40 @@ def test_plan_changes_nothing_apply_is_idempotent_rollback_restores_the_table_ex
     before = routes()
     out = iwlab("plan", str(policy), "--json", state=state)
     edits = json.loads(out.stdout)["edits"]
-    assert [(e["action"], e["new"]["dst"]) for e in edits] == [("create", "10.77.2.0/24"), ("change", "0.0.0.0/0")]
-    assert routes() == before, "plan changed the routes"
+    assert [(e["action"], e["new"]["dst"]) for e in edits] == [("create", "10.77.2.0/24"), ("change", "0.0.0.0/0"),
+                                                              ("change", "::/0")]
+    assert routes() == before and not state.exists(), "plan changed something"
     iwlab("apply", str(policy), state=state)
     after = routes()
     assert "unicast 10.77.2.0/24 via 10.77.1.2 dev v0 table main proto 73 scope global initcwnd 10 congctl cubic" in after
     assert "unicast default via 10.77.1.2 dev v0 table main proto 73 scope global initcwnd 30 initrwnd 20" in after
+    # IPv6: the MSS is MTU − 60, the IW the same 30 segments
+    assert re.search(r"unicast default via 2001:db8:1::2 dev v0 table main proto 73 .*initcwnd 30 initrwnd 20", after)
     assert "10.77.9.0/24 via 10.77.1.3 dev v0 table main proto boot scope global mtu lock 1400 rtt 30ms" in after
     again = iwlab("apply", str(policy), state=state)
     assert "nothing to change" in again.stdout and routes() == after
     out = iwlab("rollback", state=state)
-    assert "rolled back generation(s) 1 (apply): 2 route edit(s) undone" in out.stdout
+    assert "rolled back generation(s) 1 (apply): 3 route edit(s) undone" in out.stdout
     assert routes() == before
     assert "nothing to roll back" in iwlab("rollback", state=state).stdout
 
 
 def test_rollback_returns_to_the_state_before_the_last_apply(ns, files, tmp_path):
+    """Through the Python API (iwlab.deploy.ops), which the commands call."""
     policy, state = files
     before = routes()
-    iwlab("apply", str(policy), state=state)
+    assert ops.apply(policy, NS, state).generation == 1
     first = routes()
     second = tmp_path / "second.toml"
     second.write_text(POLICY.replace("segments = 30", "segments = 4").replace('prefix = "10.77.2.0/24"', 'prefix = "10.77.5.0/24"'))
-    iwlab("apply", str(second), state=state)
+    done = ops.apply(second, NS, state)
+    # the route the first file created and the second does not name is deleted
+    assert {(e.action, e.prefix) for e in done.plan.edits} == {("create", "10.77.5.0/24"), ("delete", "-"),
+                                                               ("change", "default")}
     assert "initcwnd 4 initrwnd 20" in routes() and "10.77.2.0/24" not in routes() and "10.77.5.0/24" in routes()
-    iwlab("rollback", state=state)
+    assert ops.rollback(NS, state).message.startswith("rolled back generation(s) 2 (apply)")
     assert routes() == first
-    iwlab("rollback", state=state)
+    ops.rollback(NS, state)
     assert routes() == before
 
 
@@ -231,3 +241,14 @@ def test_bad_policy_files_and_state_files_are_clear_errors(ns, files, tmp_path):
     assert r.returncode == 2 and "not a usable iwlab database" in r.stderr
     assert junk.read_bytes() == b"not a database at all" * 100, "the file was changed"
     assert routes() and "proto 73" not in routes()
+
+
+@pytest.fixture(scope="module", autouse=True)
+def nothing_left_behind():
+    """After the module, also when a test failed: no namespace of ours, no child process."""
+    yield
+    import psutil
+
+    left = [n for n in run("ip", "netns", "list").stdout.split() if n.startswith(f"iwd{PID}")]
+    children = [p.cmdline() for p in psutil.Process().children(recursive=True)]
+    assert not left and not children, (left, children)

@@ -112,6 +112,18 @@ def net():
         _namespaces_gone()
 
 
+@pytest.fixture(scope="module", autouse=True)
+def nothing_left_behind():
+    """After the module, also when a test failed: no namespace of ours, no child process
+    (watcher, tcpdump, delay line)."""
+    yield
+    import psutil
+
+    left = [n for n in run("ip", "netns", "list").stdout.split() if n.startswith(f"iwd{PID}")]
+    children = [p.cmdline() for p in psutil.Process().children(recursive=True)]
+    assert not left and not children, (left, children)
+
+
 class Server:
     """Answers every connection with RESPONSE bytes and closes; the socket lives in NS_S."""
 

@@ -67,13 +67,12 @@ def plan_cmd(policy: Path = typer.Argument(..., help="policy file (TOML; docs/de
              state: Path = typer.Option(DEFAULT_STATE, "--state", help=H_STATE),
              as_json: bool = typer.Option(False, "--json", help=H_JSON)) -> None:
     """Show exactly which routes `apply` would change, and change nothing."""
-    from iwlab.deploy import apply
+    from iwlab.deploy import ops
+    from iwlab.deploy.state import State
 
     with _Errors():
-        pf = _load(policy)
-        ipr, st = _open(netns, state)
-        p, _, _ = apply.apply_policy(ipr, st, netns, pf, apply.iw_function(st, netns, pf), dry_run=True)
-        pending = st.generations(netns, ("pending",))
+        p = ops.plan(_load(policy), netns, state)
+        pending = State(state).generations(netns, ("pending",)) if state.exists() else []
         note = (f"\n(generation {pending[-1]['id']} was interrupted; the next apply/rollback restores it first)"
                 if pending else "")
         _print({"edits": [e.to_json() for e in p.edits]}, as_json, p.describe() + note)
@@ -89,14 +88,13 @@ def apply_cmd(policy: Optional[Path] = typer.Argument(None, help="policy file (T
               as_json: bool = typer.Option(False, "--json", help=H_JSON)) -> None:
     """Set the routes' initcwnd (and initrwnd, congctl) as the policy file says: all or nothing,
     idempotent, recorded for `iwlab rollback`."""
-    from iwlab.deploy import apply
+    from iwlab.deploy import apply, ops
 
     with _Errors():
         if confirm:
             if policy is not None or try_ is not None:
                 _fail("--confirm takes no policy file and no --try", usage=True)
-            ipr, st = _open(netns, state, create=False)
-            out = apply.confirm(st, netns)
+            out = ops.confirm(netns, state)
             _print({"generation": out.generation, "message": out.message}, as_json, out.message)
             raise typer.Exit(0 if out.generation else 1)
         if policy is None:
@@ -111,13 +109,8 @@ def apply_cmd(policy: Optional[Path] = typer.Argument(None, help="policy file (T
                 _fail(f"{e}; allowed e.g. 60s, 2min", usage=True)
             if seconds <= 0:
                 _fail(f"--try = {try_!r}: allowed a duration > 0", usage=True)
-        pf = _load(policy)
-        ipr, st = _open(netns, state)
-        import time
-
-        deadline = None if seconds is None else time.time() + seconds
-        p, gid, notes = apply.apply_policy(ipr, st, netns, pf, apply.iw_function(st, netns, pf),
-                                           try_deadline=deadline)
+        done = ops.apply(_load(policy), netns, state, try_seconds=seconds)
+        p, gid, notes = done.plan, done.generation, done.recovered
         for n in notes:
             typer.echo(n, err=True)
         text = p.describe() if gid is None else f"applied (generation {gid}): " + p.describe()
@@ -125,6 +118,7 @@ def apply_cmd(policy: Optional[Path] = typer.Argument(None, help="policy file (T
         if gid is not None and seconds is not None:
             typer.echo(f"trying for {seconds:g} s: run `iwlab apply --confirm{' --netns ' + netns if netns else ''}"
                        f"{' --state ' + str(state) if str(state) != DEFAULT_STATE else ''}` to keep it", err=True)
+            ipr, st = _open(netns, state)
             if apply.wait_for_confirmation(ipr, st, netns, gid, seconds):
                 typer.echo("confirmed: the change stays")
             else:
@@ -136,15 +130,11 @@ def rollback_cmd(netns: Optional[str] = typer.Option(None, "--netns", help=H_NET
                  state: Path = typer.Option(DEFAULT_STATE, "--state", help=H_STATE),
                  as_json: bool = typer.Option(False, "--json", help=H_JSON)) -> None:
     """Restore the routes as they were before the last apply (or watcher change)."""
-    from iwlab.deploy import apply
+    from iwlab.deploy import ops
 
     with _Errors():
-        ipr, st = _open(netns, state, create=False)
-        with st.lock():
-            notes = apply.recover(ipr, st, netns)
-            out = apply.rollback(ipr, st, netns) if not notes else apply.Outcome(None, 0, "")
-        msg = "\n".join([*notes, out.message]).strip()
-        _print({"generation": out.generation, "edits": out.edits, "recovered": notes}, as_json, msg)
+        out = ops.rollback(netns, state)
+        _print({"generation": out.generation, "edits": out.edits, "message": out.message}, as_json, out.message)
 
 
 watch_app = typer.Typer(name="watch", help="Watch TCP connections, detect IW loss (RFC 6928), fall back.")

@@ -214,10 +214,12 @@ def apply_policy(ipr, state: State, netns: str | None, pf, iw_for, *, dry_run: b
     by `iwlab plan`, `iwlab apply` and the watcher: recover, compute the plan, execute it."""
     from iwlab.deploy import plan as planning
 
+    if dry_run:
+        return planning.compute(ipr, pf, iw_for, state.managed(netns), netns, only=only, why=reason), None, []
     with state.lock():
-        notes = [] if dry_run else recover(ipr, state, netns)
+        notes = recover(ipr, state, netns)
         p = planning.compute(ipr, pf, iw_for, state.managed(netns), netns, only=only, why=reason)
-        gid = None if dry_run else execute(ipr, state, p, source, reason, try_deadline)
+        gid = execute(ipr, state, p, source, reason, try_deadline)
     return p, gid, notes
 
 
