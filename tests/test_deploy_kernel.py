@@ -20,6 +20,7 @@ from pathlib import Path
 import pytest
 
 from iwlab.deploy import ops
+from netns_common import leftovers, run
 
 pytestmark = pytest.mark.deploy
 
@@ -43,11 +44,6 @@ initrwnd = 20
 """
 
 
-def run(*cmd: str, check: bool = True, env: dict | None = None) -> subprocess.CompletedProcess:
-    r = subprocess.run(list(cmd), capture_output=True, text=True, timeout=60, env=env)
-    if check and r.returncode != 0:
-        raise AssertionError(f"{' '.join(cmd)} exited {r.returncode}: {r.stdout}{r.stderr}")
-    return r
 
 
 def routes() -> str:
@@ -247,8 +243,5 @@ def test_bad_policy_files_and_state_files_are_clear_errors(ns, files, tmp_path):
 def nothing_left_behind():
     """After the module, also when a test failed: no namespace of ours, no child process."""
     yield
-    import psutil
-
-    left = [n for n in run("ip", "netns", "list").stdout.split() if n.startswith(f"iwd{PID}")]
-    children = [p.cmdline() for p in psutil.Process().children(recursive=True)]
-    assert not left and not children, (left, children)
+    left = leftovers(f"iwd{PID}")
+    assert left == ([], []), left

@@ -24,6 +24,7 @@ from them.
 from __future__ import annotations
 
 import fcntl
+import json
 import ipaddress
 import logging
 import os
@@ -189,17 +190,17 @@ class Watcher:
     def _prefix(self, addr: str) -> str | None:
         return self.decisions.prefix(addr)
 
-    def _learn(self, name: str, s: sockdiag.TcpSock, ev: dict[str, Any]) -> None:
+    def _learn(self, name: str, s: sockdiag.TcpSock, ev: dict[str, Any], source: str = "at close") -> None:
         change = self.decisions.learn(name, time.time_ns(), ev)
         c = self.counts.setdefault(name, Counts())
         if ev["kind"] == "loss_in_initial_window":
             c.iw_loss += 1
             c.last_evidence = time.time()
             self.evidence.append((time.time(), name, "loss_in_initial_window", s.dst, ev["bytes_sent"], s.total_retrans,
-                                  self.iw.get(name), s.min_rtt_us, None))
+                                  self.iw.get(name), s.min_rtt_us, source))
             if self.metrics:
                 self.metrics.iw_loss.labels(name).inc()
-        self._decide(name, f"{ev['kind']} from {s.dst} ({ev['bytes_sent']} bytes sent, "
+        self._decide(name, f"{ev['kind']} ({source}) from {s.dst} ({ev['bytes_sent']} bytes sent, "
                            f"{s.total_retrans} retransmissions)", change)
 
     def on_closed(self, s: sockdiag.TcpSock) -> None:
@@ -233,7 +234,7 @@ class Watcher:
         ev = early_loss(s, self.iw.get(name, KERNEL_DEFAULT_IW))
         if ev is not None:
             self.flagged.add(s.cookie)
-            self._learn(name, s, ev)
+            self._learn(name, s, ev, "seen by a poll")
 
     # -- loop -------------------------------------------------------------------------------
     def flush(self) -> None:
@@ -286,8 +287,25 @@ class Watcher:
         os.close(self._lock_fd)
 
 
+def _policy_states(st: State, netns: str | None, w) -> dict[str, Any]:
+    """What the policy holds per prefix now (Decider.state), from the watcher's snapshot."""
+    if w is None or not w["snapshot"]:
+        return {}
+    try:
+        pf = applied_policy(st, netns)
+    except StateError:
+        return {}
+    if plan.sha(pf.text) != w["policy_sha"]:
+        return {}
+    from iwlab.policy import Decider
+
+    d = Decider.restore(pf, w["snapshot"])
+    return {plan.prefix_name(r): d.state(plan.prefix_name(r)) for r in pf.routes}
+
+
 def status(st: State, netns: str | None) -> dict[str, Any]:
     w = st.watch_row(netns)
+    states = _policy_states(st, netns, w)
     prefixes = []
     for r in st.prefixes(netns):
         segs = r["segs_out"]
@@ -295,7 +313,8 @@ def status(st: State, netns: str | None) -> dict[str, Any]:
                          "connections": r["connections"], "iw_loss_events": r["iw_loss"],
                          "last_evidence": r["last_evidence"],
                          "retransmission_rate": (r["retrans"] / segs) if segs else None,
-                         "handshake_rtt_ms": (r["rtt_us_sum"] / r["rtt_n"] / 1000) if r["rtt_n"] else None})
+                         "handshake_rtt_ms": (r["rtt_us_sum"] / r["rtt_n"] / 1000) if r["rtt_n"] else None,
+                         "policy_state": states.get(r["prefix"])})
     return {"netns": netns, "policy": None if w is None else w["policy"],
             "updated": None if w is None else w["updated"], "prefixes": prefixes,
             "routes_managed": len(st.managed(netns)),
@@ -319,4 +338,6 @@ def status_text(out: dict[str, Any]) -> str:
                      f"{_t(p['last_evidence'])}), retransmissions {rate}, handshake RTT {rtt}")
         if p["why"]:
             lines.append(f"    why: {p['why']}")
+        if p["policy_state"]:
+            lines.append(f"    policy: {json.dumps(p['policy_state'], sort_keys=True)}")
     return "\n".join(lines)
