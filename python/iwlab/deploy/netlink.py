@@ -79,12 +79,24 @@ class KRoute:
         return KRoute(**(asdict(self) | {"metrics": dict(sorted(metrics.items())), "proto": proto,
                                          "unsupported": self.unsupported}))
 
-    def describe(self) -> str:
+    def describe(self, devices: dict[int, str] | None = None) -> str:
+        """Close to `ip route`'s words (`devices`: interface index → name)."""
         via = f" via {self.gateway}" if self.gateway else ""
-        m = " ".join(f"{k[5:].lower()} {v}" for k, v in self.metrics.items())
+        dev = (devices or {}).get(self.oif, f"#{self.oif}")
+        m = " ".join(f"{_METRIC_WORDS.get(k, k[5:].lower())} {v}" for k, v in self.metrics.items())
         tbl = "" if self.table == MAIN_TABLE else f" table {self.table}"
         prio = "" if self.priority is None else f" metric {self.priority}"
-        return f"{self.dst}{via} dev#{self.oif}{tbl}{prio} proto {self.proto}{' ' + m if m else ''}"
+        dst = "default" if self.net.prefixlen == 0 else self.dst
+        return f"{dst}{via} dev {dev}{tbl}{prio} proto {_PROTOS.get(self.proto, self.proto)}{' ' + m if m else ''}"
+
+
+_METRIC_WORDS = {"RTAX_CC_ALGO": "congctl", "RTAX_RTT": "rtt(ms*8)", "RTAX_RTTVAR": "rttvar(ms*4)"}
+_PROTOS = {2: "kernel", 3: "boot", 4: "static", 9: "ra", PROTO: "iwlab(73)"}
+
+
+def devices(ipr) -> dict[int, str]:
+    """Interface index → name."""
+    return {link["index"]: link.get_attr("IFLA_IFNAME") for link in ipr.get_links()}
 
 
 def namespace_exists(name: str) -> bool:

@@ -48,12 +48,12 @@ class Edit:
                 "old": None if self.old is None else self.old.to_json(),
                 "new": None if self.new is None else self.new.to_json()}
 
-    def describe(self) -> str:
+    def describe(self, devs: dict[int, str] | None = None) -> str:
         if self.old is None:
-            return f"+ {self.new.describe()}    ({self.why})"
+            return f"+ {self.new.describe(devs)}\n    ({self.why})"
         if self.new is None:
-            return f"- {self.old.describe()}    ({self.why})"
-        return f"~ {self.old.describe()}\n  → {self.new.describe()}    ({self.why})"
+            return f"- {self.old.describe(devs)}\n    ({self.why})"
+        return f"~ {self.old.describe(devs)}\n  → {self.new.describe(devs)}\n    ({self.why})"
 
 
 @dataclass(frozen=True)
@@ -62,6 +62,7 @@ class Plan:
     edits: tuple[Edit, ...]
     policy_path: str | None = None
     policy_text: str | None = None
+    devices: tuple[tuple[int, str], ...] = ()  # interface names, for describe()
 
     @property
     def policy_sha(self) -> str | None:
@@ -71,7 +72,8 @@ class Plan:
         where = f"namespace {self.netns}" if self.netns else "the root namespace"
         if not self.edits:
             return f"nothing to change in {where}"
-        return f"{len(self.edits)} route edit(s) in {where}:\n" + "\n".join(e.describe() for e in self.edits)
+        devs = dict(self.devices)
+        return f"{len(self.edits)} route edit(s) in {where}:\n" + "\n".join(e.describe(devs) for e in self.edits)
 
 
 def sha(text: str) -> str:
@@ -175,7 +177,8 @@ def compute(ipr, pf, iw_for: IwFor, managed: dict[str, Any], netns: str | None,
                 orig = KRoute.from_json(original)
                 if not netlink.same(old, orig):
                     edits.append(Edit(key, "-", old, orig, "no longer in the policy file: restore the original"))
-    return Plan(netns, tuple(edits), str(pf.path) if pf.path is not None else None, pf.text)
+    return Plan(netns, tuple(edits), str(pf.path) if pf.path is not None else None, pf.text,
+                tuple(sorted(netlink.devices(ipr).items())))
 
 
 def fresh_iw_for(decider) -> IwFor:
