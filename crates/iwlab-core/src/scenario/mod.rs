@@ -68,6 +68,7 @@ pub mod dist;
 pub mod error;
 mod locate;
 pub mod model;
+pub mod policy_file;
 mod tagged;
 mod tcp;
 pub mod units;
