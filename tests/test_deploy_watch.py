@@ -248,6 +248,9 @@ def test_watch_detects_iw_loss_falls_back_and_the_first_flight_shrinks(net, tmp_
     [p] = status["prefixes"]
     assert (p["prefix"], p["iw"], p["connections"], p["iw_loss_events"]) == ("10.78.2.0/24", 3, 6, 1)
     assert re.search(r"loss_in_initial_window \(.*\) from 10\.78\.2\.1 \(14000 bytes sent", p["why"])
+    # and what the policy itself holds (the simulator's code, from the watcher's snapshot)
+    ps = p["policy_state"]
+    assert (ps["kind"], ps["iw_segments"]) == ("rfc6928-fallback", 3) and ps["evidence"], ps
     # a restarted watcher resumes from the state file: the prefix stays at IW 3
     watcher = _watch(state, _free_port())
     try:
@@ -288,6 +291,65 @@ def test_a_long_connection_s_iw_loss_is_seen_by_a_poll(net, tmp_path):
         err = _stop(watcher)
     assert _route_iw() == 3, err
     assert "loss_in_initial_window (seen by a poll) from 10.78.2.1 (14480 bytes sent" in err, err
+    run(str(IWLAB), "rollback", "--netns", NS_S, "--state", str(state))
+    assert run("ip", "-n", NS_S, "-d", "route", "show", "table", "all").stdout == before
+
+
+AIMD_POLICY = """
+[iw.policies]
+aimd = { kind = "aimd", initial = 30, min = 3, max = 30, step = 1, raise_after = 1000 }
+
+[[routes]]
+prefix = "10.78.2.0/24"
+policy = "aimd"
+congctl = "cubic"
+"""
+
+
+def test_aimd_from_initcwnd_30_halves_until_the_first_flight_fits(net, tmp_path):
+    """initcwnd 30 (aimd: initial 30, halved on evidence, min 3): each response that loses in
+    its first flight halves the prefix's IW — 30 → 15 → 7 (→ 3) — until the flight fits the
+    bottleneck's queue; from then on nothing is retransmitted. The watcher's events are
+    recorded (--record) and replayed through `iwlab.policy.replay`: the same IWs."""
+    from iwlab.policy import Decider, load_policy, replay
+
+    policy, state, record = tmp_path / "policy.toml", tmp_path / "state.sqlite", tmp_path / "events.jsonl"
+    policy.write_text(AIMD_POLICY)
+    before = run("ip", "-n", NS_S, "-d", "route", "show", "table", "all").stdout
+    run(str(IWLAB), "apply", str(policy), "--netns", NS_S, "--state", str(state))
+    assert _route_iw() == 30
+    watcher = subprocess.Popen([str(IWLAB), "watch", "--netns", NS_S, "--state", str(state), "--record", str(record)],
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    server = Server()
+    cap = Capture(tmp_path / "aimd.pcap")
+    iws = []
+    try:
+        assert "watching" in watcher.stdout.readline()
+        for _ in range(7):
+            iws.append(_route_iw())
+            assert server.fetch() == RESPONSE
+            deadline = time.monotonic() + 2
+            while _route_iw() == iws[-1] and time.monotonic() < deadline:
+                time.sleep(0.05)
+            if _route_iw() == iws[-1] and len(iws) >= 2 and iws[-2] == iws[-1]:
+                break  # two connections in a row without a change: settled
+    finally:
+        wire = cap.stop()
+        server.close()
+        err = _stop(watcher)
+    final = iws[-1]
+    changes = [iw for i, iw in enumerate(iws) if i == 0 or iws[i - 1] != iw]
+    assert changes == [30, 15, 7, 3][:len(changes)] and len(changes) >= 3, (iws, err)
+    for iw, (flight, retrans) in zip(iws, wire):
+        assert flight == min(10, iw), (iws, wire)  # a response is ten segments
+        assert (retrans > 0) == (iw != final), (iws, wire)  # loss until the IW fits, then none
+    assert "IW 30 → 15 segments (aimd policy)" in err
+    # the recorded events, replayed through the simulator's policy code, give the same IWs
+    records = [json.loads(x) for x in record.read_text().splitlines()]
+    asked = replay(Decider(load_policy(policy)), records)
+    route_mss = next(r["mss"] for r in records if r["kind"] == "iw")
+    replayed = [30] + [a["iw_bytes"] // route_mss for a in asked]  # the IW before, then after each event
+    assert [iw for i, iw in enumerate(replayed) if i == 0 or replayed[i - 1] != iw] == changes
     run(str(IWLAB), "rollback", "--netns", NS_S, "--state", str(state))
     assert run("ip", "-n", NS_S, "-d", "route", "show", "table", "all").stdout == before
 

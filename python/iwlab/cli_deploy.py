@@ -148,6 +148,8 @@ def watch_cmd(ctx: typer.Context,
                                                     help="serve Prometheus metrics, e.g. 127.0.0.1:9464"),
               interval: float = typer.Option(0.1, "--interval", help="seconds between INET_DIAG polls"),
               duration: Optional[float] = typer.Option(None, "--duration", help="stop after this many seconds"),
+              record: Optional[Path] = typer.Option(None, "--record", help="append every event and IW question "
+                                                    "to this JSON-lines file (iwlab.policy.replay reads it)"),
               netns: Optional[str] = typer.Option(None, "--netns", help=H_NETNS),
               state: Path = typer.Option(DEFAULT_STATE, "--state", help=H_STATE)) -> None:
     """Run the watcher in the foreground (Ctrl-C or SIGTERM stops it)."""
@@ -166,7 +168,8 @@ def watch_cmd(ctx: typer.Context,
             if not host or not port.isdigit():
                 _fail(f"--metrics = {metrics!r}: allowed HOST:PORT, e.g. 127.0.0.1:9464", usage=True)
             addr = (host.strip("[]"), int(port))
-        watch.Watcher(ipr, st, netns, pf, interval=interval, metrics_addr=addr).run(duration)
+        watch.Watcher(ipr, st, netns, pf, interval=interval, metrics_addr=addr,
+                      record=None if record is None else str(record)).run(duration)
 
 
 @watch_app.command("status")

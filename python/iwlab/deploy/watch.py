@@ -80,10 +80,12 @@ def early_loss(s: sockdiag.TcpSock, iw_segments: int) -> dict[str, Any] | None:
 class Decisions:
     """The watcher's decision path, without sockets or routes: events in, per-prefix IW
     changes out. `iw` is the IW on each prefix's route (segments), `mss` the MSS the routes'
-    IW is computed for. tests/test_deploy_decisions.py feeds it a recorded event sequence."""
+    IW is computed for. tests/test_deploy_decisions.py feeds it a recorded event sequence.
+    `record`, if given, receives every event and every IW question in the record format of
+    `iwlab.policy.replay` (`iwlab watch --record FILE` writes them as JSON lines)."""
 
-    def __init__(self, pf, decider):
-        self.pf, self.decider = pf, decider
+    def __init__(self, pf, decider, record=None):
+        self.pf, self.decider, self.record = pf, decider, record
         self.iw: dict[str, int] = {}
         self.mss: dict[str, int] = {}
 
@@ -100,12 +102,16 @@ class Decisions:
 
     def learn(self, name: str, now_ns: int, ev: dict[str, Any]) -> tuple[int | None, int] | None:
         """Feeds one event; returns (old IW, new IW) when the prefix's IW changes."""
+        if self.record is not None:
+            self.record({"time_ns": now_ns, "dst": name, **ev})
         self.decider.learn(name, now_ns, ev)
         return self.check(name, now_ns)
 
     def check(self, name: str, now_ns: int) -> tuple[int | None, int] | None:
-        old = self.iw.get(name)
-        new = self.decider.iw_segments(name, self.mss.get(name, 1448), now_ns)
+        old, mss = self.iw.get(name), self.mss.get(name, 1448)
+        if self.record is not None:
+            self.record({"time_ns": now_ns, "dst": name, "kind": "iw", "mss": mss})
+        new = self.decider.iw_segments(name, mss, now_ns)
         return None if new == old else (old, new)
 
 
@@ -122,10 +128,12 @@ class Counts:
 
 class Watcher:
     def __init__(self, ipr, st: State, netns: str | None, pf, interval: float = 0.1,
-                 metrics_addr: tuple[str, int] | None = None):
+                 metrics_addr: tuple[str, int] | None = None, record: str | None = None):
         self.ipr, self.st, self.netns, self.pf, self.interval = ipr, st, netns, pf, interval
         self._lock_fd = self._exclusive()
-        self.decisions = Decisions(pf, apply.decider_for(st, netns, pf))
+        self.record_file = None if record is None else open(record, "a", buffering=1)
+        write = None if record is None else (lambda r: self.record_file.write(json.dumps(r) + "\n"))
+        self.decisions = Decisions(pf, apply.decider_for(st, netns, pf), write)
         self.decider = self.decisions.decider
         self.iw, self.mss = self.decisions.iw, self.decisions.mss
         self.sha = plan.sha(pf.text)
@@ -280,6 +288,8 @@ class Watcher:
             self.close()
 
     def close(self) -> None:
+        if self.record_file is not None:
+            self.record_file.close()
         self.destroyed.close()
         self.poll_sock.close()
         if self.metrics:
