@@ -228,6 +228,9 @@ def test_watch_detects_iw_loss_falls_back_and_the_first_flight_shrinks(net, tmp_
         time.sleep(1.2)  # one flush of the watcher's counters
         text = _metrics(port)
         (tmp_path / "metrics.txt").write_text(text)
+        # apply and rollback refuse to run under a running watcher
+        r = run(str(IWLAB), "rollback", "--netns", NS_S, "--state", str(state), check=False)
+        assert r.returncode == 2 and "stop it first" in r.stderr, r.stderr
     finally:
         wire = cap.stop()
         server.close()

@@ -18,7 +18,7 @@ from pathlib import Path
 from iwlab.deploy import apply as _apply
 from iwlab.deploy import netlink
 from iwlab.deploy.plan import Plan
-from iwlab.deploy.state import DEFAULT_STATE, State
+from iwlab.deploy.state import DEFAULT_STATE, State, StateError
 
 
 @dataclass
@@ -28,8 +28,15 @@ class Applied:
     recovered: list[str]  # what was finished for an interrupted earlier command
 
 
-def _open(netns: str | None, state: str | Path, create: bool = True):
+def _open(netns: str | None, state: str | Path, create: bool = True, changes: bool = False):
     netlink.check_namespace(netns)
+    if changes:
+        from iwlab.deploy.watch import watcher_running
+
+        if watcher_running(state, netns):
+            where = f"namespace {netns}" if netns else "the root namespace"
+            raise StateError(f"an `iwlab watch` is running for {where} with state {state}: stop it first "
+                             "(systemctl stop iwlab-watch…), then apply or roll back, then start it again")
     return netlink.open_ipr(netns), State(state, create=create)
 
 
@@ -52,7 +59,7 @@ def apply(policy, netns: str | None = None, state: str | Path = DEFAULT_STATE,
     """Applies the file (all or nothing); with `try_seconds`, as a trial that the next command
     reverts once the time is up unless `confirm()` was called (the CLI waits and reverts itself)."""
     pf = _load(policy)
-    ipr, st = _open(netns, state)
+    ipr, st = _open(netns, state, changes=True)
     deadline = None if try_seconds is None else time.time() + try_seconds
     with ipr:
         p, gid, notes = _apply.apply_policy(ipr, st, netns, pf, _apply.iw_function(st, netns, pf),
@@ -67,7 +74,7 @@ def confirm(netns: str | None = None, state: str | Path = DEFAULT_STATE) -> _app
 def rollback(netns: str | None = None, state: str | Path = DEFAULT_STATE) -> _apply.Outcome:
     """The routes as before the last apply; an interrupted command is recovered first (and
     that is then the rollback)."""
-    ipr, st = _open(netns, state, create=False)
+    ipr, st = _open(netns, state, create=False, changes=True)
     with ipr, st.lock():
         notes = _apply.recover(ipr, st, netns)
         if notes:

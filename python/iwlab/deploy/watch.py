@@ -77,6 +77,25 @@ def early_loss(s: sockdiag.TcpSock, iw_segments: int) -> dict[str, Any] | None:
     return None
 
 
+def watch_lock_path(state_path, netns: str | None) -> str:
+    """The lock a running watcher holds for (state file, namespace)."""
+    return f"{state_path}.watch-{netns or 'root'}.lock"
+
+
+def watcher_running(state_path, netns: str | None) -> bool:
+    path = watch_lock_path(state_path, netns)
+    if not os.path.exists(path):
+        return False
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+        return False
+    except BlockingIOError:
+        return True
+    finally:
+        os.close(fd)
+
+
 class Decisions:
     """The watcher's decision path, without sockets or routes: events in, per-prefix IW
     changes out. `iw` is the IW on each prefix's route (segments), `mss` the MSS the routes'
@@ -152,8 +171,7 @@ class Watcher:
         self._routes_now("watch start: routes as the policy and the saved evidence say")
 
     def _exclusive(self) -> int:
-        path = f"{self.st.path}.watch-{self.netns or 'root'}.lock"
-        fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o600)
+        fd = os.open(watch_lock_path(self.st.path, self.netns), os.O_RDWR | os.O_CREAT, 0o600)
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
@@ -185,7 +203,11 @@ class Watcher:
             return
         old, new = change
         reason = f"{why}: IW {old} → {new} segments ({self.pf.policies[self._route(name).policy].get('kind')} policy)"
-        gid = self._routes_now(reason, only={name})
+        try:
+            gid = self._routes_now(reason, only={name})
+        except netlink.NetlinkError as e:  # the route stays; the next check (1 s) tries again
+            log.error("%s: could not apply IW %s: %s", name, new, e)
+            return
         self.st.add_decision(self.netns, name, old, new, reason, gid)
         log.warning("%s: %s", name, reason)
         if self.metrics:
