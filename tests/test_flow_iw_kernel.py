@@ -27,6 +27,7 @@ import pytest
 from iwlab.deploy import flow_iw, flow_iw_marks
 from iwlab.deploy.flow_iw_app import FlowSizePolicy
 from iwlab.emulate import pcap
+from netns_common import delete_namespaces, run
 
 pytestmark = pytest.mark.deploy
 
@@ -55,11 +56,6 @@ EXPECTED = {18_000: 10, 40_000: 7, 100_000: 5, 200_000: 4}
 KERNEL_DEFAULT_IW = 10  # the initcwnd of a route without one (RFC 6928)
 
 
-def run(*cmd: str, check: bool = True) -> subprocess.CompletedProcess:
-    r = subprocess.run(list(cmd), capture_output=True, text=True, timeout=120)
-    if check and r.returncode != 0:
-        raise AssertionError(f"{' '.join(cmd)} exited {r.returncode}: {r.stderr.strip()}")
-    return r
 
 
 def _require_kernel() -> None:
@@ -81,15 +77,6 @@ def _require_kernel() -> None:
         pytest.skip(f"setup.sh (tcpdump, ethtool) failed: {r.stderr.strip()}")
 
 
-def _delete_namespaces() -> None:
-    for ns in (NS_S, NS_C):
-        if (Path("/run/netns") / ns).exists():
-            for pid in run("ip", "netns", "pids", ns, check=False).stdout.split():
-                try:
-                    os.kill(int(pid), signal.SIGKILL)
-                except ProcessLookupError:
-                    pass
-            run("ip", "netns", "del", ns, check=False)
 
 
 @pytest.fixture(scope="module")
@@ -117,7 +104,7 @@ def net():
             line.terminate()
             line.wait(timeout=10)
             line.stdout.close()
-        _delete_namespaces()
+        delete_namespaces(NS_S, NS_C)
 
 
 @pytest.fixture

@@ -10,11 +10,12 @@ app = typer.Typer(name="iwlab", help="A laboratory for TCP's initial congestion 
 
 
 def main() -> None:
-    from iwlab import cli_core, cli_emulate, cli_flow_iw, cli_reproduce, cli_study
+    from iwlab import cli_core, cli_deploy, cli_emulate, cli_flow_iw, cli_reproduce, cli_study
 
     cli_core.register(app)
     cli_study.register(app)
     cli_reproduce.register(app)
     cli_emulate.register(app)
     cli_flow_iw.register(app)
+    cli_deploy.register(app)
     app()

@@ -1,0 +1,207 @@
+"""`iwlab plan | apply | rollback | watch | watch status`: IW policies on real Linux hosts
+(python/iwlab/deploy/; docs/deploy.md). Root for everything (netlink, sock_diag, namespaces)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any, Optional
+
+import typer
+
+H_NETNS = "network namespace (/run/netns/NAME); default: the root namespace"
+H_STATE = "SQLite state file"
+H_JSON = "print JSON instead of text"
+DEFAULT_STATE = "/var/lib/iwlab/deploy.sqlite"  # = iwlab.deploy.state.DEFAULT_STATE (not imported: start-up time)
+
+
+def _fail(e: BaseException, usage: bool | None = None) -> None:
+    typer.echo(f"iwlab: {e}", err=True)
+    raise typer.Exit(2 if (usage if usage is not None else getattr(e, "usage", False)) else 1)
+
+
+class _Errors:
+    """Maps the deploy errors to exit codes: bad input (policy file, namespace, state file) 2."""
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, kind, e, tb):
+        if e is None or isinstance(e, (typer.Exit, KeyboardInterrupt, SystemExit)):
+            return False
+        from iwlab.deploy.netlink import NetlinkError
+        from iwlab.deploy.state import StateError
+        from iwlab.policy import PolicyFileError
+
+        if isinstance(e, (PolicyFileError, StateError)):
+            _fail(e, usage=True)
+        if isinstance(e, NetlinkError):
+            _fail(e)
+        if isinstance(e, PermissionError):
+            _fail(f"{e} (deploy commands need root)")
+        return False
+
+
+def _load(policy: Path):
+    from iwlab.policy import load_policy
+
+    if not policy.is_file():
+        _fail(f"{policy}: no such policy file", usage=True)
+    return load_policy(policy)
+
+
+def _open(netns: Optional[str], state: Path, create: bool = True):
+    from iwlab.deploy import netlink
+    from iwlab.deploy.state import State
+
+    netlink.check_namespace(netns)
+    return netlink.open_ipr(netns), State(state, create=create)
+
+
+def _print(out: dict[str, Any], as_json: bool, text: str) -> None:
+    typer.echo(json.dumps(out, indent=2, sort_keys=True) if as_json else text)
+
+
+def plan_cmd(policy: Path = typer.Argument(..., help="policy file (TOML; docs/deploy.md)"),
+             netns: Optional[str] = typer.Option(None, "--netns", help=H_NETNS),
+             state: Path = typer.Option(DEFAULT_STATE, "--state", help=H_STATE),
+             as_json: bool = typer.Option(False, "--json", help=H_JSON)) -> None:
+    """Show exactly which routes `apply` would change, and change nothing."""
+    from iwlab.deploy import ops
+    from iwlab.deploy.state import State
+
+    with _Errors():
+        p = ops.plan(_load(policy), netns, state)
+        pending = State(state).generations(netns, ("pending",)) if state.exists() else []
+        note = (f"\n(generation {pending[-1]['id']} was interrupted; the next apply/rollback restores it first)"
+                if pending else "")
+        _print({"edits": [e.to_json() for e in p.edits]}, as_json, p.describe() + note)
+
+
+def apply_cmd(policy: Optional[Path] = typer.Argument(None, help="policy file (TOML; docs/deploy.md)"),
+              try_: Optional[str] = typer.Option(None, "--try", metavar="DURATION",
+                                                 help="revert by itself after DURATION (e.g. 60s) unless "
+                                                      "`iwlab apply --confirm` is run meanwhile"),
+              confirm: bool = typer.Option(False, "--confirm", help="keep the change a running --try made"),
+              netns: Optional[str] = typer.Option(None, "--netns", help=H_NETNS),
+              state: Path = typer.Option(DEFAULT_STATE, "--state", help=H_STATE),
+              as_json: bool = typer.Option(False, "--json", help=H_JSON)) -> None:
+    """Set the routes' initcwnd (and initrwnd, congctl) as the policy file says: all or nothing,
+    idempotent, recorded for `iwlab rollback`."""
+    from iwlab.deploy import apply, ops
+
+    with _Errors():
+        if confirm:
+            if policy is not None or try_ is not None:
+                _fail("--confirm takes no policy file and no --try", usage=True)
+            out = ops.confirm(netns, state)
+            _print({"generation": out.generation, "message": out.message}, as_json, out.message)
+            raise typer.Exit(0 if out.generation else 1)
+        if policy is None:
+            _fail("a policy file is needed (or --confirm)", usage=True)
+        seconds = None
+        if try_ is not None:
+            from iwlab.emulate.units import seconds as parse_seconds
+
+            try:
+                seconds = parse_seconds(try_, "--try")
+            except ValueError as e:
+                _fail(f"{e}; allowed e.g. 60s, 2min", usage=True)
+            if seconds <= 0:
+                _fail(f"--try = {try_!r}: allowed a duration > 0", usage=True)
+        done = ops.apply(_load(policy), netns, state, try_seconds=seconds)
+        p, gid, notes = done.plan, done.generation, done.recovered
+        for n in notes:
+            typer.echo(n, err=True)
+        text = p.describe() if gid is None else f"applied (generation {gid}): " + p.describe()
+        _print({"generation": gid, "edits": [e.to_json() for e in p.edits], "recovered": notes}, as_json, text)
+        if gid is not None and seconds is not None:
+            typer.echo(f"trying for {seconds:g} s: run `iwlab apply --confirm{' --netns ' + netns if netns else ''}"
+                       f"{' --state ' + str(state) if str(state) != DEFAULT_STATE else ''}` to keep it", err=True)
+            ipr, st = _open(netns, state)
+            if apply.wait_for_confirmation(ipr, st, netns, gid, seconds):
+                typer.echo("confirmed: the change stays")
+            else:
+                typer.echo(f"not confirmed: generation {gid} reverted")
+                raise typer.Exit(1)
+
+
+def rollback_cmd(netns: Optional[str] = typer.Option(None, "--netns", help=H_NETNS),
+                 state: Path = typer.Option(DEFAULT_STATE, "--state", help=H_STATE),
+                 as_json: bool = typer.Option(False, "--json", help=H_JSON)) -> None:
+    """Restore the routes as they were before the last apply (or watcher change)."""
+    from iwlab.deploy import ops
+
+    with _Errors():
+        out = ops.rollback(netns, state)
+        _print({"generation": out.generation, "edits": out.edits, "message": out.message}, as_json, out.message)
+
+
+watch_app = typer.Typer(name="watch", help="Watch TCP connections, detect IW loss (RFC 6928), fall back.")
+
+
+@watch_app.callback(invoke_without_command=True)
+def watch_cmd(ctx: typer.Context,
+              policy: Optional[Path] = typer.Option(None, "--policy",
+                                                    help="policy file (default: the one last applied here)"),
+              metrics: Optional[str] = typer.Option(None, "--metrics", metavar="ADDR",
+                                                    help="serve Prometheus metrics, e.g. 127.0.0.1:9464"),
+              interval: float = typer.Option(0.1, "--interval", help="seconds between INET_DIAG polls"),
+              duration: Optional[float] = typer.Option(None, "--duration", help="stop after this many seconds"),
+              record: Optional[Path] = typer.Option(None, "--record", help="append every event and IW question "
+                                                    "to this JSON-lines file (iwlab.policy.replay reads it)"),
+              netns: Optional[str] = typer.Option(None, "--netns", help=H_NETNS),
+              state: Path = typer.Option(DEFAULT_STATE, "--state", help=H_STATE)) -> None:
+    """Run the watcher in the foreground (Ctrl-C or SIGTERM stops it)."""
+    if ctx.invoked_subcommand is not None:
+        return
+    from iwlab.deploy import watch
+
+    with _Errors():
+        if interval <= 0:
+            _fail(f"--interval = {interval}: allowed > 0", usage=True)
+        ipr, st = _open(netns, state)
+        pf = _load(policy) if policy is not None else watch.applied_policy(st, netns)
+        addr = None
+        if metrics is not None:
+            host, _, port = metrics.rpartition(":")
+            if not host or not port.isdigit():
+                _fail(f"--metrics = {metrics!r}: allowed HOST:PORT, e.g. 127.0.0.1:9464", usage=True)
+            addr = (host.strip("[]"), int(port))
+        watch.Watcher(ipr, st, netns, pf, interval=interval, metrics_addr=addr,
+                      record=None if record is None else str(record)).run(duration)
+
+
+@watch_app.command("status")
+def watch_status_cmd(netns: Optional[str] = typer.Option(None, "--netns", help=H_NETNS),
+                     state: Path = typer.Option(DEFAULT_STATE, "--state", help=H_STATE),
+                     as_json: bool = typer.Option(False, "--json", help=H_JSON)) -> None:
+    """Per-prefix state: IW now, evidence, since when, why."""
+    from iwlab.deploy import watch
+    from iwlab.deploy.state import State
+
+    with _Errors():
+        st = State(state, create=False)
+        out = watch.status(st, netns)
+        _print(out, as_json, watch.status_text(out))
+
+
+@watch_app.command("unit")
+def watch_unit_cmd(template: bool = typer.Option(False, "--template", help="the template for namespaces "
+                                                 "(iwlab-watch@NAME) instead of the root namespace's unit")) -> None:
+    """Print the systemd unit shipped with iwlab, with this installation's `iwlab` in ExecStart."""
+    import shutil
+    import sys
+
+    name = "iwlab-watch@.service" if template else "iwlab-watch.service"
+    exe = Path(sys.executable).with_name("iwlab")  # this installation's, else the one on PATH
+    exe = str(exe) if exe.exists() else (shutil.which("iwlab") or "iwlab")
+    text = (Path(__file__).parent / "deploy" / name).read_text()
+    typer.echo(text.replace("@IWLAB@", exe), nl=False)
+
+
+def register(app: typer.Typer) -> None:
+    app.command("plan")(plan_cmd)
+    app.command("apply")(apply_cmd)
+    app.command("rollback")(rollback_cmd)
+    app.add_typer(watch_app)

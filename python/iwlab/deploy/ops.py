@@ -1,0 +1,82 @@
+"""The deploy operations as Python functions (what `iwlab plan | apply | rollback` run):
+
+    from iwlab.deploy import ops
+    ops.plan("policy.toml", netns="web").describe()
+    done = ops.apply("policy.toml", netns="web")            # done.generation, done.plan.edits
+    ops.rollback(netns="web").message
+
+Root is needed (netlink). Errors: `iwlab.policy.PolicyFileError` (the file), `netlink.NetlinkError`
+(`usage` set for a missing namespace or a prefix no route covers), `state.StateError`.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from iwlab.deploy import apply as _apply
+from iwlab.deploy import netlink
+from iwlab.deploy.plan import Plan
+from iwlab.deploy.state import DEFAULT_STATE, State, StateError
+
+
+@dataclass
+class Applied:
+    plan: Plan
+    generation: int | None  # None: nothing to change
+    recovered: list[str]  # what was finished for an interrupted earlier command
+
+
+def _open(netns: str | None, state: str | Path, create: bool = True, changes: bool = False):
+    netlink.check_namespace(netns)
+    if changes:
+        from iwlab.deploy.watch import watcher_running
+
+        if watcher_running(state, netns):
+            where = f"namespace {netns}" if netns else "the root namespace"
+            raise StateError(f"an `iwlab watch` is running for {where} with state {state}: stop it first "
+                             "(systemctl stop iwlab-watch…), then apply or roll back, then start it again")
+    return netlink.open_ipr(netns), State(state, create=create)
+
+
+def _load(policy):
+    from iwlab.policy import load_policy
+
+    return load_policy(policy) if isinstance(policy, (str, Path)) else policy
+
+
+def plan(policy, netns: str | None = None, state: str | Path = DEFAULT_STATE) -> Plan:
+    """The route edits `apply` would make; changes nothing (not even a missing state file)."""
+    pf = _load(policy)
+    ipr, st = _open(netns, state if Path(state).exists() else ":memory:")
+    with ipr:
+        return _apply.apply_policy(ipr, st, netns, pf, _apply.iw_function(st, netns, pf), dry_run=True)[0]
+
+
+def apply(policy, netns: str | None = None, state: str | Path = DEFAULT_STATE,
+          try_seconds: float | None = None) -> Applied:
+    """Applies the file (all or nothing); with `try_seconds`, as a trial that the next command
+    reverts once the time is up unless `confirm()` was called (the CLI waits and reverts itself)."""
+    pf = _load(policy)
+    ipr, st = _open(netns, state, changes=True)
+    deadline = None if try_seconds is None else time.time() + try_seconds
+    with ipr:
+        p, gid, notes = _apply.apply_policy(ipr, st, netns, pf, _apply.iw_function(st, netns, pf),
+                                            try_deadline=deadline)
+    return Applied(p, gid, notes)
+
+
+def confirm(netns: str | None = None, state: str | Path = DEFAULT_STATE) -> _apply.Outcome:
+    return _apply.confirm(State(state, create=False), netns)
+
+
+def rollback(netns: str | None = None, state: str | Path = DEFAULT_STATE) -> _apply.Outcome:
+    """The routes as before the last apply; an interrupted command is recovered first (and
+    that is then the rollback)."""
+    ipr, st = _open(netns, state, create=False, changes=True)
+    with ipr, st.lock():
+        notes = _apply.recover(ipr, st, netns)
+        if notes:
+            return _apply.Outcome(None, 0, "\n".join(notes))
+        return _apply.rollback(ipr, st, netns)

@@ -1,0 +1,375 @@
+"""`iwlab watch`: real connections → the simulator's IW events → the policy's decisions → routes.
+
+What it reads (sockdiag.py): every TCP socket's final `tcp_info` as the kernel destroys it
+(short flows included), and a poll of the live sockets every `interval` for long ones. For
+each connection with data sent, keyed by the policy file's longest-matching route prefix of
+the peer address, it makes the events the simulator's `IwPolicy` learns from (`events_for`):
+
+* `loss_in_initial_window` (RFC 6928 §2/§12 evidence) when the connection retransmitted
+  while all it had sent fitted in its initial window — the final `tcp_info` of a connection
+  whose original data (`bytes_sent − bytes_retrans`) is at most IW × MSS and that has
+  `total_retrans > 0`; or, for a live connection, a poll that sees `total_retrans > 0` while
+  `bytes_acked` is still within IW × MSS (the first flight is not yet acknowledged);
+* `closed` for every connection: data sent (without retransmissions), whether it retransmitted,
+  cwnd at close (bytes), bytes acknowledged, segments retransmitted.
+
+After each event it asks the Decider (the simulator's policy code, `iwlab.policy`) for that
+prefix's IW; when it differs from the IW on the route, it changes the route through
+`apply.apply_policy` — the code path of `iwlab apply` — and records why. Rules with a clock
+(the fallback cache's expiry) are re-evaluated every second. Counters, evidence, decisions
+and the Decider's snapshot go to the state file once a second; a restarted watcher resumes
+from them.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import json
+import ipaddress
+import logging
+import os
+import select
+import signal
+import socket
+import time
+from typing import Any
+
+from iwlab.deploy import apply, netlink, plan, sockdiag
+from iwlab.deploy.state import State, StateError
+
+log = logging.getLogger("iwlab.watch")
+KERNEL_DEFAULT_IW = 10  # initcwnd of a route without one (Linux, RFC 6928)
+FLUSH_SECONDS = 1.0
+
+
+def applied_policy(st: State, netns: str | None):
+    """The policy file of the last apply in `netns`, as it was applied (its text is stored)."""
+    from iwlab.policy import parse_policy
+
+    rows = st.db.execute("SELECT policy_path, policy FROM generations WHERE netns = ? AND source = 'apply' "
+                         "AND status IN ('applied', 'trial') AND policy IS NOT NULL ORDER BY id DESC LIMIT 1",
+                         (netns or "",)).fetchall()
+    if not rows:
+        raise StateError(f"no policy applied {'in ' + netns if netns else 'here'} yet (state {st.path}): "
+                         "run `iwlab apply POLICY` first, or pass --policy")
+    return parse_policy(rows[0]["policy"], rows[0]["policy_path"])
+
+
+def events_for(s: sockdiag.TcpSock, iw_segments: int, flagged: bool) -> list[dict[str, Any]]:
+    """The IW events a closed connection gives (`flagged`: a poll already reported its IW loss)."""
+    mss = s.snd_mss or 1448
+    original = max(0, s.bytes_sent - s.bytes_retrans)
+    loss = s.total_retrans > 0
+    out = []
+    if loss and not flagged and 0 < original <= iw_segments * mss:
+        out.append({"kind": "loss_in_initial_window", "bytes_sent": original})
+    # the simulator's Closed: bytes_sent = application data (no retransmissions), cwnd in bytes
+    out.append({"kind": "closed", "bytes_sent": original, "loss": loss, "cwnd": s.snd_cwnd * mss,
+                "bytes_acked": min(s.bytes_acked, original), "retrans": s.total_retrans})
+    return out
+
+
+def early_loss(s: sockdiag.TcpSock, iw_segments: int) -> dict[str, Any] | None:
+    """IW-loss evidence from a live connection: retransmitted before its first flight was acked."""
+    mss = s.snd_mss or 1448
+    if s.total_retrans > 0 and s.bytes_acked <= iw_segments * mss and s.bytes_sent > 0:
+        return {"kind": "loss_in_initial_window", "bytes_sent": min(s.bytes_sent - s.bytes_retrans, iw_segments * mss)}
+    return None
+
+
+def watch_lock_path(state_path, netns: str | None) -> str:
+    """The lock a running watcher holds for (state file, namespace)."""
+    return f"{state_path}.watch-{netns or 'root'}.lock"
+
+
+def watcher_running(state_path, netns: str | None) -> bool:
+    path = watch_lock_path(state_path, netns)
+    if not os.path.exists(path):
+        return False
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+        return False
+    except BlockingIOError:
+        return True
+    finally:
+        os.close(fd)
+
+
+class Decisions:
+    """The watcher's decision path, without sockets or routes: events in, per-prefix IW
+    changes out. `iw` is the IW on each prefix's route (segments), `mss` the MSS the routes'
+    IW is computed for. tests/test_deploy_decisions.py feeds it a recorded event sequence.
+    `record`, if given, receives every event and every IW question in the record format of
+    `iwlab.policy.replay` (`iwlab watch --record FILE` writes them as JSON lines)."""
+
+    def __init__(self, pf, decider, record=None):
+        self.pf, self.decider, self.record = pf, decider, record
+        self.iw: dict[str, int] = {}
+        self.mss: dict[str, int] = {}
+
+    def prefix(self, addr: str) -> str | None:
+        """The policy prefix of a peer: the file's longest-matching route (None: not covered,
+        or loopback)."""
+        ip = ipaddress.ip_address(addr)
+        if ip.version == 6 and ip.ipv4_mapped is not None:
+            ip = ip.ipv4_mapped
+        if ip.is_loopback:
+            return None
+        r = self.pf.route_for(ip)
+        return None if r is None else plan.prefix_name(r)
+
+    def learn(self, name: str, now_ns: int, ev: dict[str, Any]) -> tuple[int | None, int] | None:
+        """Feeds one event; returns (old IW, new IW) when the prefix's IW changes."""
+        if self.record is not None:
+            self.record({"time_ns": now_ns, "dst": name, **ev})
+        self.decider.learn(name, now_ns, ev)
+        return self.check(name, now_ns)
+
+    def check(self, name: str, now_ns: int) -> tuple[int | None, int] | None:
+        old, mss = self.iw.get(name), self.mss.get(name, 1448)
+        if self.record is not None:
+            self.record({"time_ns": now_ns, "dst": name, "kind": "iw", "mss": mss})
+        new = self.decider.iw_segments(name, mss, now_ns)
+        return None if new == old else (old, new)
+
+
+class Counts:
+    __slots__ = ("connections", "iw_loss", "segs_out", "retrans", "rtt_us_sum", "rtt_n", "last_evidence")
+
+    def __init__(self):
+        self.connections = self.iw_loss = self.segs_out = self.retrans = self.rtt_us_sum = self.rtt_n = 0
+        self.last_evidence = None
+
+    def as_dict(self) -> dict[str, Any]:
+        return {k: getattr(self, k) for k in self.__slots__}
+
+
+class Watcher:
+    def __init__(self, ipr, st: State, netns: str | None, pf, interval: float = 0.1,
+                 metrics_addr: tuple[str, int] | None = None, record: str | None = None):
+        self.ipr, self.st, self.netns, self.pf, self.interval = ipr, st, netns, pf, interval
+        self._lock_fd = self._exclusive()
+        self.record_file = None if record is None else open(record, "a", buffering=1)
+        write = None if record is None else (lambda r: self.record_file.write(json.dumps(r) + "\n"))
+        self.decisions = Decisions(pf, apply.decider_for(st, netns, pf), write)
+        self.decider = self.decisions.decider
+        self.iw, self.mss = self.decisions.iw, self.decisions.mss
+        self.sha = plan.sha(pf.text)
+        self.counts: dict[str, Counts] = {}
+        self.evidence: list[tuple] = []
+        self.flagged: set[int] = set()  # cookies of live connections already reported
+        self.stop = False
+        self.metrics = None
+        if metrics_addr is not None:
+            from iwlab.deploy.metrics import Metrics
+
+            self.metrics = Metrics(metrics_addr)
+        with netlink.in_netns(netns):  # the sockets stay in the namespace
+            self.destroyed = sockdiag.DestroyListener()
+            self.poll_sock = sockdiag._socket()
+        self._routes_now("watch start: routes as the policy and the saved evidence say")
+
+    def _exclusive(self) -> int:
+        fd = os.open(watch_lock_path(self.st.path, self.netns), os.O_RDWR | os.O_CREAT, 0o600)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            os.close(fd)
+            raise StateError(f"another `iwlab watch` uses {self.st.path} for "
+                             f"{'namespace ' + self.netns if self.netns else 'the root namespace'}") from None
+        return fd
+
+    # -- routes -----------------------------------------------------------------------------
+    def _iw_for(self, now_ns: int):
+        return lambda name, mss: self.decider.iw_segments(name, mss, now_ns)
+
+    def _routes_now(self, reason: str, only: set[str] | None = None) -> int | None:
+        now = time.time_ns()
+        p, gid, notes = apply.apply_policy(self.ipr, self.st, self.netns, self.pf, self._iw_for(now),
+                                           source="watch", reason=reason, only=only)
+        for n in notes:
+            log.warning(n)
+        for key, (name, r) in plan.targets(self.ipr, self.pf, self._iw_for(now), self.st.managed(self.netns),
+                                           only=only).items():
+            self.iw[name] = int(r.metrics.get("RTAX_INITCWND", KERNEL_DEFAULT_IW))
+            self.mss.setdefault(name, plan._mss(self.ipr, r))
+            if self.metrics:
+                self.metrics.iw.labels(name).set(self.iw[name])
+        return gid
+
+    def _decide(self, name: str, why: str, change: tuple[int | None, int] | None) -> None:
+        if change is None:
+            return
+        old, new = change
+        reason = f"{why}: IW {old} → {new} segments ({self.pf.policies[self._route(name).policy].get('kind')} policy)"
+        try:
+            gid = self._routes_now(reason, only={name})
+        except netlink.NetlinkError as e:  # the route stays; the next check (1 s) tries again
+            log.error("%s: could not apply IW %s: %s", name, new, e)
+            return
+        self.st.add_decision(self.netns, name, old, new, reason, gid)
+        log.warning("%s: %s", name, reason)
+        if self.metrics:
+            self.metrics.decisions.labels(name, "down" if old is not None and new < old else "up").inc()
+
+    def _route(self, name: str):
+        return next(r for r in self.pf.routes if plan.prefix_name(r) == name)
+
+    # -- connections ------------------------------------------------------------------------
+    def _prefix(self, addr: str) -> str | None:
+        return self.decisions.prefix(addr)
+
+    def _learn(self, name: str, s: sockdiag.TcpSock, ev: dict[str, Any], source: str = "at close") -> None:
+        change = self.decisions.learn(name, time.time_ns(), ev)
+        c = self.counts.setdefault(name, Counts())
+        if ev["kind"] == "loss_in_initial_window":
+            c.iw_loss += 1
+            c.last_evidence = time.time()
+            self.evidence.append((time.time(), name, "loss_in_initial_window", s.dst, ev["bytes_sent"], s.total_retrans,
+                                  self.iw.get(name), s.min_rtt_us, source))
+            if self.metrics:
+                self.metrics.iw_loss.labels(name).inc()
+        self._decide(name, f"{ev['kind']} ({source}) from {s.dst} ({ev['bytes_sent']} bytes sent, "
+                           f"{s.total_retrans} retransmissions)", change)
+
+    def on_closed(self, s: sockdiag.TcpSock) -> None:
+        if not s.has_info or s.bytes_sent == 0:
+            self.flagged.discard(s.cookie)
+            return
+        name = self._prefix(s.dst)
+        if name is None:
+            self.flagged.discard(s.cookie)
+            return
+        c = self.counts.setdefault(name, Counts())
+        c.connections += 1
+        c.segs_out += s.data_segs_out
+        c.retrans += s.total_retrans
+        if 0 < s.min_rtt_us < 0xFFFFFFFF:  # ~0: no RTT sample
+            c.rtt_us_sum += s.min_rtt_us
+            c.rtt_n += 1
+        if self.metrics:
+            self.metrics.observe(name, s)
+        flagged = s.cookie in self.flagged
+        self.flagged.discard(s.cookie)
+        for ev in events_for(s, self.iw.get(name, KERNEL_DEFAULT_IW), flagged):
+            self._learn(name, s, ev)
+
+    def on_live(self, s: sockdiag.TcpSock) -> None:
+        if s.cookie in self.flagged or not s.has_info:
+            return
+        name = self._prefix(s.dst)
+        if name is None:
+            return
+        ev = early_loss(s, self.iw.get(name, KERNEL_DEFAULT_IW))
+        if ev is not None:
+            self.flagged.add(s.cookie)
+            self._learn(name, s, ev, "seen by a poll")
+
+    # -- loop -------------------------------------------------------------------------------
+    def flush(self) -> None:
+        self.st.add_counts(self.netns, {k: c.as_dict() for k, c in self.counts.items()}, self.decider.snapshot(),
+                           str(self.pf.path), self.sha)
+        if self.evidence:
+            self.st.add_evidence(self.netns, self.evidence)
+        self.counts.clear()
+        self.evidence.clear()
+
+    def run(self, duration: float | None = None) -> None:
+        for sig in (signal.SIGTERM, signal.SIGINT):
+            signal.signal(sig, lambda *_: setattr(self, "stop", True))
+        where = f"namespace {self.netns}" if self.netns else "the root namespace"
+        log.warning("watching %s: %s", where, ", ".join(f"{k} IW {v}" for k, v in sorted(self.iw.items())))
+        print(f"watching {where}", flush=True)
+        end = None if duration is None else time.monotonic() + duration
+        next_poll = next_flush = time.monotonic()
+        try:
+            while not self.stop and (end is None or time.monotonic() < end):
+                timeout = max(0.0, min(next_poll, next_flush) - time.monotonic())
+                try:
+                    ready, _, _ = select.select([self.destroyed], [], [], timeout)
+                except InterruptedError:
+                    continue
+                if ready:
+                    for s in self.destroyed.read():
+                        self.on_closed(s)
+                now = time.monotonic()
+                if now >= next_poll:
+                    for s in sockdiag.dump(self.poll_sock):
+                        self.on_live(s)
+                    next_poll = now + self.interval
+                if now >= next_flush:
+                    for name in list(self.iw):
+                        self._decide(name, "re-evaluated (time passed)", self.decisions.check(name, time.time_ns()))
+                    self.flush()
+                    if self.metrics:
+                        self.metrics.missed.set(self.destroyed.overruns)
+                    next_flush = now + FLUSH_SECONDS
+        finally:
+            self.flush()
+            self.close()
+
+    def close(self) -> None:
+        if self.record_file is not None:
+            self.record_file.close()
+        self.destroyed.close()
+        self.poll_sock.close()
+        if self.metrics:
+            self.metrics.close()
+        os.close(self._lock_fd)
+
+
+def _policy_states(st: State, netns: str | None, w) -> dict[str, Any]:
+    """What the policy holds per prefix now (Decider.state), from the watcher's snapshot."""
+    if w is None or not w["snapshot"]:
+        return {}
+    try:
+        pf = applied_policy(st, netns)
+    except StateError:
+        return {}
+    if plan.sha(pf.text) != w["policy_sha"]:
+        return {}
+    from iwlab.policy import Decider
+
+    d = Decider.restore(pf, w["snapshot"])
+    return {plan.prefix_name(r): d.state(plan.prefix_name(r)) for r in pf.routes}
+
+
+def status(st: State, netns: str | None) -> dict[str, Any]:
+    w = st.watch_row(netns)
+    states = _policy_states(st, netns, w)
+    prefixes = []
+    for r in st.prefixes(netns):
+        segs = r["segs_out"]
+        prefixes.append({"prefix": r["prefix"], "iw": r["iw"], "since": r["since"], "why": r["why"],
+                         "connections": r["connections"], "iw_loss_events": r["iw_loss"],
+                         "last_evidence": r["last_evidence"],
+                         "retransmission_rate": (r["retrans"] / segs) if segs else None,
+                         "handshake_rtt_ms": (r["rtt_us_sum"] / r["rtt_n"] / 1000) if r["rtt_n"] else None,
+                         "policy_state": states.get(r["prefix"])})
+    return {"netns": netns, "policy": None if w is None else w["policy"],
+            "updated": None if w is None else w["updated"], "prefixes": prefixes,
+            "routes_managed": len(st.managed(netns)),
+            "decisions": [dict(d) for d in st.recent_decisions(netns, 10)]}
+
+
+def _t(ts: float | None) -> str:
+    return "-" if ts is None else time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(ts))
+
+
+def status_text(out: dict[str, Any]) -> str:
+    where = f"namespace {out['netns']}" if out["netns"] else "the root namespace"
+    if not out["prefixes"]:
+        return f"{where}: no watcher state yet ({out['routes_managed']} route(s) managed by iwlab)"
+    lines = [f"{where}: policy {out['policy']}, updated {_t(out['updated'])}"]
+    for p in out["prefixes"]:
+        rate = "-" if p["retransmission_rate"] is None else f"{100 * p['retransmission_rate']:.2f} %"
+        rtt = "-" if p["handshake_rtt_ms"] is None else f"{p['handshake_rtt_ms']:.2f} ms"
+        lines.append(f"  {p['prefix']}: IW {p['iw'] if p['iw'] is not None else '(as applied)'} since {_t(p['since'])}; "
+                     f"{p['connections']} connections, {p['iw_loss_events']} IW-loss events (last "
+                     f"{_t(p['last_evidence'])}), retransmissions {rate}, handshake RTT {rtt}")
+        if p["why"]:
+            lines.append(f"    why: {p['why']}")
+        if p["policy_state"]:
+            lines.append(f"    policy: {json.dumps(p['policy_state'], sort_keys=True)}")
+    return "\n".join(lines)

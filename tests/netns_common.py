@@ -1,0 +1,36 @@
+"""Helpers of the tests that change a real kernel in namespaces of their own (marker `deploy`)."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+from pathlib import Path
+
+
+def run(*cmd: str, check: bool = True, env: dict | None = None, timeout: float = 120) -> subprocess.CompletedProcess:
+    """Runs a command; with `check`, a non-zero exit fails the test with its output."""
+    r = subprocess.run(list(cmd), capture_output=True, text=True, timeout=timeout, env=env)
+    if check and r.returncode != 0:
+        raise AssertionError(f"{' '.join(cmd)} exited {r.returncode}: {r.stdout}{r.stderr.strip()}")
+    return r
+
+
+def delete_namespaces(*names: str) -> None:
+    """Kills what runs in these namespaces and deletes them (those that exist)."""
+    for ns in names:
+        if (Path("/run/netns") / ns).exists():
+            for pid in run("ip", "netns", "pids", ns, check=False).stdout.split():
+                try:
+                    os.kill(int(pid), signal.SIGKILL)
+                except ProcessLookupError:
+                    pass
+            run("ip", "netns", "del", ns, check=False)
+
+
+def leftovers(prefix: str) -> tuple[list[str], list[list[str]]]:
+    """Namespaces named `prefix…` and child processes of this test process still alive."""
+    import psutil
+
+    names = [n for n in run("ip", "netns", "list").stdout.split() if n.startswith(prefix)]
+    return names, [p.cmdline() for p in psutil.Process().children(recursive=True)]

@@ -1,0 +1,249 @@
+"""`iwlab plan | apply | rollback` on a real kernel (marker `deploy`: root, a network namespace
+of our own). The namespace iwd<pid>r holds a veth pair (both ends inside, IPv6 off so that no
+link-local route appears while a test runs) and a small main table; every test compares the
+whole route table — `ip -d route show table all`, and the netlink dump — before and after.
+The namespace is removed in `finally`, and a test checks that a missing namespace is never
+created.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from iwlab.deploy import ops
+from iwlab.deploy.netlink import NetlinkError
+from netns_common import leftovers, run
+
+pytestmark = pytest.mark.deploy
+
+IWLAB = Path(sys.executable).with_name("iwlab")
+PID = os.getpid()
+NS = f"iwd{PID}r"
+POLICY = """
+[iw.policies]
+ten = { kind = "fixed", segments = 10 }
+thirty = { kind = "fixed", segments = 30 }
+
+[[routes]]
+prefix = "10.77.2.0/24"
+policy = "ten"
+congctl = "cubic"
+
+[[routes]]
+prefix = "default"
+policy = "thirty"
+initrwnd = 20
+"""
+
+
+
+
+def routes() -> str:
+    return run("ip", "-n", NS, "-d", "route", "show", "table", "all").stdout
+
+
+@pytest.fixture
+def ns():
+    if os.geteuid() != 0:
+        pytest.skip("needs root (network namespaces, netlink)")
+    try:
+        run("ip", "netns", "add", NS)
+        for cmd in (["link", "set", "lo", "up"], ["link", "add", "v0", "type", "veth", "peer", "name", "v1"],
+                    # no link-local addresses (and routes) appearing while a test runs
+                    ["link", "set", "v0", "addrgenmode", "none"], ["link", "set", "v1", "addrgenmode", "none"],
+                    ["addr", "add", "10.77.1.1/24", "dev", "v0"], ["addr", "add", "2001:db8:1::1/64", "dev", "v0", "nodad"],
+                    ["link", "set", "v0", "up"], ["link", "set", "v1", "up"],
+                    ["route", "add", "default", "via", "10.77.1.2"], ["-6", "route", "add", "default", "via", "2001:db8:1::2"],
+                    # a route with metrics of its own, which iwlab must leave exactly as it is
+                    ["route", "add", "10.77.9.0/24", "via", "10.77.1.3", "mtu", "lock", "1400", "rtt", "30ms"]):
+            run("ip", "-n", NS, *cmd)
+        yield NS
+    finally:
+        run("ip", "netns", "del", NS, check=False)
+
+
+@pytest.fixture
+def files(tmp_path):
+    p = tmp_path / "policy.toml"
+    p.write_text(POLICY)
+    return p, tmp_path / "state.sqlite"
+
+
+def iwlab(*args: str, state: Path, check: bool = True, env: dict | None = None) -> subprocess.CompletedProcess:
+    return run(str(IWLAB), *args, "--netns", NS, "--state", str(state), check=check, env=env)
+
+
+def test_plan_changes_nothing_apply_is_idempotent_rollback_restores_the_table_exactly(ns, files):
+    policy, state = files
+    before = routes()
+    out = iwlab("plan", str(policy), "--json", state=state)
+    edits = json.loads(out.stdout)["edits"]
+    assert [(e["action"], e["new"]["dst"]) for e in edits] == [("create", "10.77.2.0/24"), ("change", "0.0.0.0/0"),
+                                                              ("change", "::/0")]
+    assert routes() == before and not state.exists(), "plan changed something"
+    iwlab("apply", str(policy), state=state)
+    after = routes()
+    assert "unicast 10.77.2.0/24 via 10.77.1.2 dev v0 table main proto 73 scope global initcwnd 10 congctl cubic" in after
+    assert "unicast default via 10.77.1.2 dev v0 table main proto 73 scope global initcwnd 30 initrwnd 20" in after
+    # IPv6: the MSS is MTU − 60, the IW the same 30 segments
+    assert re.search(r"unicast default via 2001:db8:1::2 dev v0 table main proto 73 .*initcwnd 30 initrwnd 20", after)
+    assert "10.77.9.0/24 via 10.77.1.3 dev v0 table main proto boot scope global mtu lock 1400 rtt 30ms" in after
+    again = iwlab("apply", str(policy), state=state)
+    assert "nothing to change" in again.stdout and routes() == after
+    out = iwlab("rollback", state=state)
+    assert "rolled back generation(s) 1 (apply): 3 route edit(s) undone" in out.stdout
+    assert routes() == before
+    assert "nothing to roll back" in iwlab("rollback", state=state).stdout
+
+
+def test_rollback_returns_to_the_state_before_the_last_apply(ns, files, tmp_path):
+    """Through the Python API (iwlab.deploy.ops), which the commands call."""
+    policy, state = files
+    before = routes()
+    assert ops.apply(policy, NS, state).generation == 1
+    first = routes()
+    second = tmp_path / "second.toml"
+    second.write_text(POLICY.replace("segments = 30", "segments = 4").replace('prefix = "10.77.2.0/24"', 'prefix = "10.77.5.0/24"'))
+    done = ops.apply(second, NS, state)
+    # the route the first file created and the second does not name is deleted
+    assert {(e.action, e.prefix) for e in done.plan.edits} == {("create", "10.77.5.0/24"), ("delete", "-"),
+                                                               ("change", "default")}
+    assert "initcwnd 4 initrwnd 20" in routes() and "10.77.2.0/24" not in routes() and "10.77.5.0/24" in routes()
+    assert ops.rollback(NS, state).message.startswith("rolled back generation(s) 2 (apply)")
+    assert routes() == first
+    ops.rollback(NS, state)
+    assert routes() == before
+
+
+def test_try_reverts_unless_confirmed(ns, files):
+    policy, state = files
+    before = routes()
+    r = iwlab("apply", str(policy), "--try", "1.5s", state=state, check=False)
+    assert r.returncode == 1 and "not confirmed: generation 1 reverted" in r.stdout
+    assert routes() == before
+    p = subprocess.Popen([str(IWLAB), "apply", str(policy), "--try", "20s", "--netns", NS, "--state", str(state)],
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        assert "trying for 20 s" in p.stderr.readline()
+        tried = routes()
+        assert "initcwnd 30" in tried
+        assert "confirmed generation" in iwlab("apply", "--confirm", state=state).stdout
+        out, _ = p.communicate(timeout=10)
+    finally:
+        p.kill()
+        p.wait()
+    assert p.returncode == 0 and "confirmed: the change stays" in out
+    assert routes() == tried
+    iwlab("rollback", state=state)
+    assert routes() == before
+
+
+def test_a_try_whose_process_died_is_reverted_by_the_next_command(ns, files):
+    policy, state = files
+    before = routes()
+    p = subprocess.Popen([str(IWLAB), "apply", str(policy), "--try", "1s", "--netns", NS, "--state", str(state)],
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    assert "trying for 1 s" in p.stderr.readline()
+    p.kill()
+    p.communicate()
+    assert "initcwnd 30" in routes()
+    time.sleep(1.2)
+    out = iwlab("rollback", state=state)
+    assert "the --try of generation 1 was not confirmed" in out.stdout
+    assert routes() == before
+
+
+@pytest.mark.parametrize("edits_before_kill", [1])
+def test_kill_9_between_two_route_edits_leaves_all_old_after_the_next_command(ns, files, edits_before_kill):
+    policy, state = files
+    before = routes()
+    env = dict(os.environ, IWLAB_TEST_PAUSE_AFTER_EDITS=str(edits_before_kill))
+    p = subprocess.Popen([str(IWLAB), "apply", str(policy), "--netns", NS, "--state", str(state)],
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+    try:
+        line = p.stderr.readline()
+        assert "paused after 1 edit" in line, line + p.stderr.read()
+        half = routes()
+        assert half != before and "initcwnd 30" not in half, "expected exactly the first edit made"
+    finally:
+        p.send_signal(signal.SIGKILL)
+        p.communicate()
+    plan = iwlab("plan", str(policy), state=state)
+    assert "generation 1 was interrupted" in plan.stdout and routes() == half
+    out = iwlab("apply", str(policy), state=state)
+    assert "recovered: generation 1 (apply) was interrupted" in out.stderr
+    assert "initcwnd 30" in routes() and "initcwnd 10" in routes()  # all new now
+    iwlab("rollback", state=state)
+    assert routes() == before
+    # and recovery alone (a rollback right after the kill) gives all old
+    p = subprocess.Popen([str(IWLAB), "apply", str(policy), "--netns", NS, "--state", str(state)],
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+    try:
+        assert "paused" in p.stderr.readline()
+    finally:
+        p.send_signal(signal.SIGKILL)
+        p.communicate()
+    out = iwlab("rollback", state=state)
+    assert "was interrupted" in out.stdout and routes() == before
+
+
+def test_a_failing_edit_undoes_the_edits_made_before_it(ns, files, tmp_path):
+    policy, state = files
+    before = routes()
+    bad = tmp_path / "bad.toml"
+    # the kernel refuses a congestion control it does not have: the second edit fails
+    bad.write_text(POLICY.replace('initrwnd = 20', 'congctl = "vegas"'))
+    r = iwlab("apply", str(bad), state=state, check=False)
+    assert r.returncode == 1 and "undone" in r.stderr, r.stderr
+    assert routes() == before
+    assert "nothing to roll back" in iwlab("rollback", state=state).stdout
+
+
+def test_a_missing_namespace_is_an_error_and_is_not_created(files):
+    if os.geteuid() != 0:
+        pytest.skip("needs root")
+    policy, state = files
+    missing = f"iwd{PID}missing"
+    says = f"--netns = '{missing}': no such network namespace"
+    for args in (["plan", str(policy)], ["watch", "--duration", "1"]):
+        r = run(str(IWLAB), *args, "--netns", missing, "--state", str(state), check=False)
+        assert r.returncode == 2 and says in r.stderr, (args, r.stderr)
+    for call in (lambda: ops.apply(policy, missing, state), lambda: ops.rollback(missing, state)):
+        with pytest.raises(NetlinkError, match=says) as e:
+            call()
+        assert e.value.usage  # exit 2 at the command line
+    assert not Path(f"/run/netns/{missing}").exists()
+
+
+def test_bad_policy_files_and_state_files_are_clear_errors(ns, files, tmp_path):
+    policy, state = files
+    bad = tmp_path / "bad.toml"
+    bad.write_text(POLICY.replace('prefix = "10.77.2.0/24"', 'prefix = "10.77.2.0/33"'))
+    r = iwlab("apply", str(bad), state=state, check=False)
+    assert r.returncode == 2 and f"{bad}:" in r.stderr and "10.77.2.0/33" in r.stderr, r.stderr
+    r = iwlab("plan", str(tmp_path / "nope.toml"), state=state, check=False)
+    assert r.returncode == 2 and "no such policy file" in r.stderr
+    # (a foreign or newer state file: tests/test_deploy.py; the command maps them to exit 2 too)
+    junk = tmp_path / "junk.sqlite"
+    junk.write_bytes(b"not a database at all" * 100)
+    r = iwlab("apply", str(policy), state=junk, check=False)
+    assert r.returncode == 2 and "not a usable iwlab database" in r.stderr
+    assert junk.read_bytes() == b"not a database at all" * 100, "the file was changed"
+    assert routes() and "proto 73" not in routes()
+
+
+@pytest.fixture(scope="module", autouse=True)
+def nothing_left_behind():
+    """After the module, also when a test failed: no namespace of ours, no child process."""
+    yield
+    left = leftovers(f"iwd{PID}")
+    assert left == ([], []), left

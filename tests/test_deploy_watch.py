@@ -1,0 +1,451 @@
+"""`iwlab watch` end to end on real Linux TCP (marker `deploy`: root, three namespaces of ours).
+
+    server (iwd<pid>s) ── veth ── router (iwd<pid>m) ── tbf 8 Mbit/s, 9 000-byte queue ── 10 ms ── client (iwd<pid>c)
+
+The server's route to the client's prefix gets the policy's IW from `iwlab apply`
+(rfc6928-fallback: IW 10 until there is evidence, then RFC 3390's 3 segments). Each response
+(14 000 bytes, ten segments) fits in IW 10, and a ten-segment burst overflows the bottleneck's
+queue: the first flight loses packets. `iwlab watch` — a subprocess, as a user runs it — sees
+the connection's final tcp_info, feeds the loss to the policy, and moves the prefix to IW 3
+through `apply`'s code path. tcpdump on the router's interface facing the server counts
+every first flight and every retransmission *before* the bottleneck drops anything. The
+sockets of server and client are made in-process inside their namespaces (setns), so no
+helper process is left to clean up. Everything is removed in `finally`.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import signal
+import socket
+import subprocess
+import sys
+import threading
+import time
+import urllib.request
+from pathlib import Path
+
+import pytest
+
+from iwlab.deploy import netlink
+from iwlab.emulate import pcap
+from netns_common import delete_namespaces, leftovers, run
+
+pytestmark = pytest.mark.deploy
+
+IWLAB = Path(sys.executable).with_name("iwlab")
+SETUP = Path(__file__).resolve().parents[1] / "python" / "iwlab" / "emulate" / "setup.sh"
+PID = os.getpid()
+NS_S, NS_M, NS_C = f"iwd{PID}s", f"iwd{PID}m", f"iwd{PID}c"
+SERVER, CLIENT = "10.78.1.1", "10.78.2.1"
+DEV_M, DEV_C = f"iwd{PID}mt", f"iwd{PID}ct"  # TUN devices of the delay line
+DELAY_LINE = Path(__file__).with_name("delay_line.py")
+DELAY_MS = 10
+RESPONSE = 14_000  # ten segments of 1448 bytes: all of it in IW 10
+POLICY = """
+[iw.policies]
+fallback = { kind = "rfc6928-fallback", expiry = "600s" }
+
+[[routes]]
+prefix = "10.78.2.0/24"
+policy = "fallback"
+congctl = "cubic"
+"""
+
+
+
+
+
+
+@pytest.fixture(scope="module")
+def net():
+    """Server ─ veth ─ router ─ tbf ─ delay line (10 ms each way) ─ client. Without the delay the
+    first ACK comes back while the first flight is still leaving, and a capture can no longer
+    tell the flights apart (tests/delay_line.py: this kernel has no netem)."""
+    if os.geteuid() != 0:
+        pytest.skip("needs root (namespaces, netlink, sock_diag)")
+    r = subprocess.run(["bash", str(SETUP)], capture_output=True, text=True)
+    if r.returncode != 0:
+        pytest.skip(f"setup.sh (tcpdump, ethtool) failed: {r.stderr.strip()}")
+    line = None
+    try:
+        for ns in (NS_S, NS_M, NS_C):
+            run("ip", "netns", "add", ns)
+            for key in ("net.ipv6.conf.all.disable_ipv6=1", "net.ipv6.conf.default.disable_ipv6=1",
+                        "net.ipv4.conf.all.rp_filter=0", "net.ipv4.tcp_no_metrics_save=1"):
+                run("ip", "netns", "exec", ns, "sysctl", "-qw", key)
+            run("ip", "-n", ns, "link", "set", "lo", "up")
+        run("ip", "netns", "exec", NS_M, "sysctl", "-qw", "net.ipv4.ip_forward=1")
+        line = subprocess.Popen([sys.executable, str(DELAY_LINE), NS_M, DEV_M, NS_C, DEV_C, str(DELAY_MS)],
+                                stdout=subprocess.PIPE, text=True)
+        assert line.stdout.readline().strip() == "ready"
+        run("ip", "-n", NS_S, "link", "add", "s0", "type", "veth", "peer", "name", "m0", "netns", NS_M)
+        for ns, dev, addr in ((NS_S, "s0", "10.78.1.1/24"), (NS_M, "m0", "10.78.1.2/24"), (NS_C, "lo", f"{CLIENT}/32")):
+            run("ip", "-n", ns, "addr", "add", addr, "dev", dev)
+        for ns, dev in ((NS_S, "s0"), (NS_M, "m0"), (NS_M, DEV_M), (NS_C, DEV_C)):
+            run("ip", "-n", ns, "link", "set", dev, "up")
+            run("ip", "netns", "exec", ns, "ethtool", "-K", dev, "tso", "off", "gso", "off", "gro", "off", check=False)
+        run("ip", "-n", NS_S, "route", "add", "default", "via", "10.78.1.2")
+        run("ip", "-n", NS_M, "route", "add", "10.78.2.0/24", "dev", DEV_M)
+        run("ip", "-n", NS_C, "route", "add", "default", "dev", DEV_C, "src", CLIENT)
+        # the bottleneck, towards the client: one packet of burst, a 9 000-byte queue (six segments)
+        run("ip", "netns", "exec", NS_M, "tc", "qdisc", "add", "dev", DEV_M, "root", "tbf", "rate", "8mbit",
+            "burst", "1600", "limit", "9000")
+        yield
+    finally:
+        if line is not None:
+            line.terminate()
+            line.wait(timeout=10)
+            line.stdout.close()
+        delete_namespaces(NS_S, NS_M, NS_C)
+
+
+@pytest.fixture(scope="module", autouse=True)
+def nothing_left_behind():
+    """After the module, also when a test failed: no namespace of ours, no child process
+    (watcher, tcpdump, delay line)."""
+    yield
+    left = leftovers(f"iwd{PID}")
+    assert left == ([], []), left
+
+
+class Server:
+    """Answers every connection with `size` bytes and closes; the socket lives in NS_S."""
+
+    def __init__(self, size: int = RESPONSE):
+        self.size = size
+        with netlink.in_netns(NS_S):
+            self.sock = socket.create_server((SERVER, 0))
+        self.port = self.sock.getsockname()[1]
+        self.thread = threading.Thread(target=self._serve, daemon=True)
+        self.thread.start()
+
+    def _serve(self) -> None:
+        while True:
+            try:
+                conn, _ = self.sock.accept()
+            except OSError:
+                return
+            with conn:
+                conn.recv(16)
+                conn.sendall(b"x" * self.size)
+
+    def fetch(self) -> int:
+        with netlink.in_netns(NS_C):
+            c = socket.create_connection((SERVER, self.port), timeout=10)
+        with c:
+            c.sendall(b"GET\n")
+            got = 0
+            while chunk := c.recv(65536):
+                got += len(chunk)
+        return got
+
+    def close(self) -> None:
+        self.sock.shutdown(socket.SHUT_RDWR)
+        self.sock.close()
+        self.thread.join(5)
+
+
+class Capture:
+    def __init__(self, path: Path):
+        self.path = path
+        self.p = subprocess.Popen(["ip", "netns", "exec", NS_M, "tcpdump", "-i", "m0", "-U", "--immediate-mode", "-n",
+                                   "-s", "96", "-w", str(path), "tcp"], stderr=subprocess.PIPE, text=True)
+        assert "listening" in self.p.stderr.readline()
+
+    def stop(self) -> list[tuple[int, int]]:
+        """(first flight, retransmitted segments) of every connection, in order."""
+        time.sleep(0.3)
+        self.p.send_signal(signal.SIGINT)
+        self.p.wait(timeout=10)
+        self.p.stderr.close()
+        flights = [c.first_flight for c in pcap.connections(self.path)]
+        seen: dict[tuple, set[int]] = {}
+        retrans: dict[tuple, int] = {}
+        order: list[tuple] = []
+        for s in pcap.read(self.path):
+            if s.src[0] != SERVER or s.payload == 0:
+                if s.src[0] == SERVER and s.syn:
+                    order.append(s.dst)
+                continue
+            seqs = seen.setdefault(s.dst, set())
+            retrans[s.dst] = retrans.get(s.dst, 0) + (s.seq in seqs)
+            seqs.add(s.seq)
+        return list(zip(flights, [retrans.get(k, 0) for k in order]))
+
+
+def _route_iw() -> int | None:
+    m = re.search(r"10\.78\.2\.0/24 .*initcwnd (\d+)", run("ip", "-n", NS_S, "route").stdout)
+    return int(m.group(1)) if m else None
+
+
+def _watch(state: Path, port: int) -> subprocess.Popen:
+    p = subprocess.Popen([str(IWLAB), "watch", "--netns", NS_S, "--state", str(state), "--metrics", f"127.0.0.1:{port}",
+                          "--interval", "0.05"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    line = p.stdout.readline()
+    assert "watching namespace" in line, line + p.stderr.read()
+    return p
+
+
+def _stop(p: subprocess.Popen) -> str:
+    p.send_signal(signal.SIGTERM)
+    _, err = p.communicate(timeout=20)
+    assert p.returncode in (0, -signal.SIGTERM), err
+    return err
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def _metrics(port: int) -> str:
+    with urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=5) as r:
+        return r.read().decode()
+
+
+def test_watch_detects_iw_loss_falls_back_and_the_first_flight_shrinks(net, tmp_path):
+    policy, state = tmp_path / "policy.toml", tmp_path / "state.sqlite"
+    policy.write_text(POLICY)
+    before = run("ip", "-n", NS_S, "-d", "route", "show", "table", "all").stdout
+    run(str(IWLAB), "apply", str(policy), "--netns", NS_S, "--state", str(state))
+    assert _route_iw() == 10
+    port = _free_port()
+    watcher = _watch(state, port)
+    server = Server()
+    cap = Capture(tmp_path / "server.pcap")
+    try:
+        assert server.fetch() == RESPONSE  # IW 10 into a 6-packet queue: loss in the first flight
+        deadline = time.monotonic() + 10
+        while _route_iw() != 3 and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert _route_iw() == 3, "the watcher did not fall back"
+        after = [server.fetch() for _ in range(5)]
+        assert after == [RESPONSE] * 5
+        time.sleep(1.2)  # one flush of the watcher's counters
+        text = _metrics(port)
+        (tmp_path / "metrics.txt").write_text(text)
+        # apply and rollback refuse to run under a running watcher
+        r = run(str(IWLAB), "rollback", "--netns", NS_S, "--state", str(state), check=False)
+        assert r.returncode == 2 and "stop it first" in r.stderr, r.stderr
+    finally:
+        wire = cap.stop()
+        server.close()
+        err = _stop(watcher)
+    # on the wire, before the bottleneck: the first connection sent its ten segments at once
+    # and had to retransmit; after the fallback each first flight is RFC 3390's 3 segments
+    # and nothing is retransmitted
+    assert wire[0][0] == 10 and wire[0][1] > 0, wire
+    assert [w for w in wire[1:]] == [(3, 0)] * 5, wire
+    # the evidence comes from the final tcp_info, or from a poll that caught the retransmission
+    assert re.search(r"loss_in_initial_window \((at close|seen by a poll)\) from 10\.78\.2\.1 \(14000 bytes sent, "
+                     r"\d+ retransmissions\): IW 10 → 3 segments \(rfc6928-fallback policy\)", err), err
+    assert re.search(r'iwlab_iw_loss_events_total\{prefix="10.78.2.0/24"\} 1\.0', text), text
+    assert re.search(r'iwlab_initial_window_segments\{prefix="10.78.2.0/24"\} 3\.0', text)
+    assert re.search(r'iwlab_connections_total\{prefix="10.78.2.0/24"\} 6\.0', text)
+    assert re.search(r'iwlab_decisions_total\{direction="down",prefix="10.78.2.0/24"\} 1\.0', text)
+    status = json.loads(run(str(IWLAB), "watch", "status", "--netns", NS_S, "--state", str(state), "--json").stdout)
+    [p] = status["prefixes"]
+    assert (p["prefix"], p["iw"], p["connections"], p["iw_loss_events"]) == ("10.78.2.0/24", 3, 6, 1)
+    assert re.search(r"loss_in_initial_window \(.*\) from 10\.78\.2\.1 \(14000 bytes sent", p["why"])
+    # and what the policy itself holds (the simulator's code, from the watcher's snapshot)
+    ps = p["policy_state"]
+    assert (ps["kind"], ps["iw_segments"]) == ("rfc6928-fallback", 3) and ps["evidence"], ps
+    # a restarted watcher resumes from the state file: the prefix stays at IW 3
+    watcher = _watch(state, _free_port())
+    try:
+        time.sleep(1.5)
+        assert _route_iw() == 3
+    finally:
+        _stop(watcher)
+    status = json.loads(run(str(IWLAB), "watch", "status", "--netns", NS_S, "--state", str(state), "--json").stdout)
+    assert status["prefixes"][0]["iw"] == 3 and status["prefixes"][0]["iw_loss_events"] == 1
+    text = run(str(IWLAB), "watch", "status", "--netns", NS_S, "--state", str(state)).stdout
+    assert "10.78.2.0/24: IW 3 since" in text and "1 IW-loss events" in text
+    # rollback: the apply and the watcher's change are undone, the table is as before
+    out = run(str(IWLAB), "rollback", "--netns", NS_S, "--state", str(state)).stdout
+    assert "(apply)" in out and "(watch)" in out
+    assert run("ip", "-n", NS_S, "-d", "route", "show", "table", "all").stdout == before
+
+
+def test_a_long_connection_s_iw_loss_is_seen_by_a_poll(net, tmp_path):
+    """A 300 kB response does not fit in IW 10, so its final tcp_info cannot say whether a
+    retransmission was of the first flight; the poll (every 5 ms) sees `total_retrans > 0`
+    while `bytes_acked` is still within the first flight — the lost tail of the flight is
+    retransmitted about one RTT before it is acknowledged."""
+    policy, state = tmp_path / "policy.toml", tmp_path / "state.sqlite"
+    policy.write_text(POLICY)
+    before = run("ip", "-n", NS_S, "-d", "route", "show", "table", "all").stdout
+    run(str(IWLAB), "apply", str(policy), "--netns", NS_S, "--state", str(state))
+    watcher = subprocess.Popen([str(IWLAB), "watch", "--netns", NS_S, "--state", str(state), "--interval", "0.005"],
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    server = Server(size=300_000)
+    try:
+        assert "watching" in watcher.stdout.readline()
+        assert server.fetch() == 300_000
+        deadline = time.monotonic() + 10
+        while _route_iw() != 3 and time.monotonic() < deadline:
+            time.sleep(0.05)
+    finally:
+        server.close()
+        err = _stop(watcher)
+    assert _route_iw() == 3, err
+    assert "loss_in_initial_window (seen by a poll) from 10.78.2.1 (14480 bytes sent" in err, err
+    run(str(IWLAB), "rollback", "--netns", NS_S, "--state", str(state))
+    assert run("ip", "-n", NS_S, "-d", "route", "show", "table", "all").stdout == before
+
+
+AIMD_POLICY = """
+[iw.policies]
+aimd = { kind = "aimd", initial = 30, min = 3, max = 30, step = 1, raise_after = 1000 }
+
+[[routes]]
+prefix = "10.78.2.0/24"
+policy = "aimd"
+congctl = "cubic"
+"""
+
+
+def test_aimd_from_initcwnd_30_halves_until_the_first_flight_fits(net, tmp_path):
+    """initcwnd 30 (aimd: initial 30, halved on evidence, min 3): each response that loses in
+    its first flight halves the prefix's IW — 30 → 15 → 7 (→ 3) — until the flight fits the
+    bottleneck's queue; from then on nothing is retransmitted. The watcher's events are
+    recorded (--record) and replayed through `iwlab.policy.replay`: the same IWs."""
+    from iwlab.policy import Decider, load_policy, replay
+
+    policy, state, record = tmp_path / "policy.toml", tmp_path / "state.sqlite", tmp_path / "events.jsonl"
+    policy.write_text(AIMD_POLICY)
+    before = run("ip", "-n", NS_S, "-d", "route", "show", "table", "all").stdout
+    run(str(IWLAB), "apply", str(policy), "--netns", NS_S, "--state", str(state))
+    assert _route_iw() == 30
+    watcher = subprocess.Popen([str(IWLAB), "watch", "--netns", NS_S, "--state", str(state), "--record", str(record)],
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    server = Server()
+    cap = Capture(tmp_path / "aimd.pcap")
+    iws = []
+    try:
+        assert "watching" in watcher.stdout.readline()
+        for _ in range(7):
+            iws.append(_route_iw())
+            assert server.fetch() == RESPONSE
+            deadline = time.monotonic() + 2
+            while _route_iw() == iws[-1] and time.monotonic() < deadline:
+                time.sleep(0.05)
+            if _route_iw() == iws[-1] and len(iws) >= 2 and iws[-2] == iws[-1]:
+                break  # two connections in a row without a change: settled
+    finally:
+        wire = cap.stop()
+        server.close()
+        err = _stop(watcher)
+    final = iws[-1]
+    changes = [iw for i, iw in enumerate(iws) if i == 0 or iws[i - 1] != iw]
+    assert changes == [30, 15, 7, 3][:len(changes)] and len(changes) >= 3, (iws, err)
+    for iw, (flight, retrans) in zip(iws, wire):
+        assert flight == min(10, iw), (iws, wire)  # a response is ten segments
+        assert (retrans > 0) == (iw != final), (iws, wire)  # loss until the IW fits, then none
+    assert "IW 30 → 15 segments (aimd policy)" in err
+    # the recorded events, replayed through the simulator's policy code, give the same IWs
+    records = [json.loads(x) for x in record.read_text().splitlines()]
+    asked = replay(Decider(load_policy(policy)), records)
+    route_mss = next(r["mss"] for r in records if r["kind"] == "iw")
+    replayed = [30] + [a["iw_bytes"] // route_mss for a in asked]  # the IW before, then after each event
+    assert [iw for i, iw in enumerate(replayed) if i == 0 or replayed[i - 1] != iw] == changes
+    run(str(IWLAB), "rollback", "--netns", NS_S, "--state", str(state))
+    assert run("ip", "-n", NS_S, "-d", "route", "show", "table", "all").stdout == before
+
+
+LOAD_NS = f"iwd{PID}l"
+LOAD_ADDR = "10.79.1.1"
+LOAD_POLICY = """
+[iw.policies]
+ten = { kind = "fixed", segments = 10 }
+
+[[routes]]
+prefix = "10.79.1.0/24"
+policy = "ten"
+"""
+
+
+def _cpu_seconds(pid: int) -> float:
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")  # utime + stime
+
+
+def test_watcher_cpu_at_1000_connections_per_second(tmp_path):
+    """Load generator: 1 000 connections/s for 3 s (bounded: 3 000 connections, 20 s) between
+    two sockets of one namespace (an address on a veth, so they are not loopback peers);
+    each side of each connection sends data, so the watcher gets two destroy events per
+    connection. Measures the watcher's CPU time (utime + stime of its process) during the load,
+    and checks it saw every connection."""
+    if os.geteuid() != 0:
+        pytest.skip("needs root")
+    policy, state = tmp_path / "policy.toml", tmp_path / "state.sqlite"
+    policy.write_text(LOAD_POLICY)
+    watcher = None
+    try:
+        run("ip", "netns", "add", LOAD_NS)
+        run("ip", "-n", LOAD_NS, "link", "set", "lo", "up")
+        run("ip", "-n", LOAD_NS, "link", "add", "d0", "type", "veth", "peer", "name", "d1")
+        run("ip", "-n", LOAD_NS, "addr", "add", f"{LOAD_ADDR}/24", "dev", "d0")
+        run("ip", "-n", LOAD_NS, "link", "set", "d0", "up")
+        run("ip", "-n", LOAD_NS, "link", "set", "d1", "up")
+        run(str(IWLAB), "apply", str(policy), "--netns", LOAD_NS, "--state", str(state))
+        watcher = subprocess.Popen([str(IWLAB), "watch", "--netns", LOAD_NS, "--state", str(state)],
+                                   stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        assert "watching" in watcher.stdout.readline()
+        with netlink.in_netns(LOAD_NS):
+            listener = socket.create_server((LOAD_ADDR, 0), backlog=512)
+        port = listener.getsockname()[1]
+
+        def serve():
+            while True:
+                try:
+                    conn, _ = listener.accept()
+                except OSError:
+                    return
+                with conn:
+                    conn.recv(16)
+                    conn.sendall(b"y" * 2000)
+
+        t = threading.Thread(target=serve, daemon=True)
+        t.start()
+        rate, seconds, limit = 1000, 3.0, 20.0
+        cpu0, t0 = _cpu_seconds(watcher.pid), time.monotonic()
+        n = 0
+        while n < rate * seconds and time.monotonic() - t0 < limit:
+            due = t0 + n / rate
+            if (wait := due - time.monotonic()) > 0:
+                time.sleep(wait)
+            with netlink.in_netns(LOAD_NS):
+                c = socket.create_connection((LOAD_ADDR, port))
+            with c:
+                c.sendall(b"GET\n")
+                while c.recv(65536):
+                    pass
+            n += 1
+        wall = time.monotonic() - t0
+        time.sleep(1.5)  # the last events, and one flush of the watcher's counters
+        cpu = _cpu_seconds(watcher.pid) - cpu0
+        listener.close()
+        t.join(5)
+        _stop(watcher)
+        watcher = None
+        status = json.loads(run(str(IWLAB), "watch", "status", "--netns", LOAD_NS, "--state", str(state),
+                                "--json").stdout)
+        seen = status["prefixes"][0]["connections"]
+        achieved = n / wall
+        report = {"connections": n, "seconds": round(wall, 2), "connections_per_second": round(achieved),
+                  "watcher_cpu_seconds": round(cpu, 3), "watcher_cpu_share": round(cpu / wall, 3),
+                  "socket_events_seen": seen}
+        (tmp_path / "cpu.json").write_text(json.dumps(report))
+        print(f"\nwatcher CPU at {achieved:.0f} connections/s: {report}")
+        assert seen == 2 * n, report  # both ends of every connection, none missed
+        assert cpu / wall < 0.5, report  # well under half a core (see docs/deploy.md for the figure)
+    finally:
+        if watcher is not None:
+            watcher.kill()
+            watcher.communicate()
+        run("ip", "netns", "del", LOAD_NS, check=False)
