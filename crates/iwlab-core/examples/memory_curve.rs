@@ -1,7 +1,7 @@
 //! Runs a scenario in steps of simulated time and prints, after each step, the flows opened,
 //! the connections still live and the process's resident memory (issue 12: memory flat in
-//! flows) and an estimate of what the connection records take (the table of connections and
-//! the retired endpoint records); then collects the records and prints the peak. Times are
+//! flows) and what the connection records take (the entries of the connection table and the
+//! retired endpoint records, allocator overhead and unused table capacity aside); then collects the records and prints the peak. Times are
 //! wall and CPU (user + system) seconds; END_SECONDS stops the run early:
 //! `cargo run --release -p iwlab-core --example memory_curve -- FILE [STEP_SECONDS [END_SECONDS]]`.
 
@@ -56,7 +56,7 @@ fn main() {
     let cpu0 = cpu_s();
     let record_bytes = |c: &iwlab_core::sim::Core| {
         let retired = c.conns.len() - c.live_connections();
-        c.conns.capacity() * std::mem::size_of::<Conn>() + retired * std::mem::size_of::<[EndRecord; 2]>()
+        c.conns.len() * std::mem::size_of::<Conn>() + retired * std::mem::size_of::<[EndRecord; 2]>()
     };
     println!("sim_s\twall_s\tcpu_s\tevents\tflows_opened\tlive_conns\trss_mb\tpeak_rss_mb\trecords_mb");
     let mut t = SimTime::ZERO;
