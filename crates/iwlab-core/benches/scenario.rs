@@ -9,7 +9,8 @@
 //!
 //! `cargo bench -p iwlab-core --bench scenario`
 
-use criterion::{criterion_group, criterion_main, BatchSize, Criterion, Throughput};
+use criterion::measurement::WallTime;
+use criterion::{criterion_group, criterion_main, BatchSize, BenchmarkGroup, Criterion, Throughput};
 use iwlab_core::engine::SimDuration;
 use iwlab_core::scenario::Scenario;
 use std::time::Duration;
@@ -44,6 +45,16 @@ fn bulk100_5s(c: &mut Criterion) {
     g.finish();
 }
 
+/// Times runs of the scenario `text` (seed 1); throughput is its events.
+fn bench_text(g: &mut BenchmarkGroup<WallTime>, name: &str, text: &str) {
+    let scenario = Scenario::from_toml_str(text).expect("valid scenario");
+    let events = scenario.build(Some(1)).expect("builds").run().core.events_processed();
+    g.throughput(Throughput::Elements(events));
+    g.bench_function(name, |b| {
+        b.iter_batched(|| scenario.build(Some(1)).expect("builds"), |built| built.run(), BatchSize::PerIteration)
+    });
+}
+
 fn bench_files(c: &mut Criterion) {
     let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/../../bench/scenarios/");
     let mut g = c.benchmark_group("bench_files");
@@ -59,12 +70,7 @@ fn bench_files(c: &mut Criterion) {
         if let Some(d) = duration {
             text = text.replace("duration = \"60s\"", &format!("duration = \"{d}\""));
         }
-        let scenario = Scenario::from_toml_str(&text).expect("valid scenario");
-        let events = scenario.build(Some(1)).expect("builds").run().core.events_processed();
-        g.throughput(Throughput::Elements(events));
-        g.bench_function(name, |b| {
-            b.iter_batched(|| scenario.build(Some(1)).expect("builds"), |built| built.run(), BatchSize::PerIteration)
-        });
+        bench_text(&mut g, name, &text);
     }
     g.finish();
 }
@@ -89,12 +95,7 @@ fn scale_files(c: &mut Criterion) {
             assert!(text.contains(from), "{file}: {from}");
             text = text.replace(from, to);
         }
-        let scenario = Scenario::from_toml_str(&text).expect("valid scenario");
-        let events = scenario.build(Some(1)).expect("builds").run().core.events_processed();
-        g.throughput(Throughput::Elements(events));
-        g.bench_function(name, |b| {
-            b.iter_batched(|| scenario.build(Some(1)).expect("builds"), |built| built.run(), BatchSize::PerIteration)
-        });
+        bench_text(&mut g, name, &text);
     }
     g.finish();
 }
