@@ -16,15 +16,16 @@ from __future__ import annotations
 import html
 import json
 import math
-from dataclasses import dataclass, field
+import statistics
 from pathlib import Path
-from typing import Any
-
-import pandas as pd
-import pyarrow as pa
+from typing import TYPE_CHECKING, Any
 
 from iwlab import _core
-from iwlab.scenario import Scenario, ScenarioError, load
+from iwlab.scenario_io import Scenario, ScenarioError, load
+
+if TYPE_CHECKING:
+    import pandas as pd
+    import pyarrow as pa
 
 __all__ = ["Result", "run", "load", "TABLES"]
 
@@ -33,58 +34,144 @@ TABLES = ("flows", "pages", "links", "queues")
 
 # Column types of the core → Arrow. Unsigned counts become int64 (they fit, and differences of
 # them stay signed).
-_ARROW = {"u64": pa.int64(), "i64": pa.int64(), "f64": pa.float64(), "opt_f64": pa.float64(),
-          "bool": pa.bool_(), "str": pa.string()}
+_ARROW = {"u64": "int64", "i64": "int64", "f64": "float64", "opt_f64": "float64", "bool": "bool_", "str": "string"}
+
+
+def _bitmap(bits: list[bool]) -> bytes:
+    """Arrow's LSB-first bit packing."""
+    out = bytearray((len(bits) + 7) // 8)
+    for i, b in enumerate(bits):
+        if b:
+            out[i >> 3] |= 1 << (i & 7)
+    return bytes(out)
+
+
+def _arrow_array(values: list[Any], kind: str) -> pa.Array:
+    """One column of the core as an Arrow array, built from buffers: `pa.array(list)` would
+    import pandas (pyarrow checks every input for pandas types), 0.5 s that `iwlab run` and
+    `Result.save` do not need."""
+    import array
+
+    import pyarrow as pa
+
+    n = len(values)
+    typ = getattr(pa, _ARROW[kind])()
+    if kind in ("u64", "i64"):
+        return pa.Array.from_buffers(typ, n, [None, pa.py_buffer(array.array("q", values))])
+    if kind == "f64":
+        return pa.Array.from_buffers(typ, n, [None, pa.py_buffer(array.array("d", values))])
+    if kind == "opt_f64":
+        valid = [v is not None for v in values]
+        data = array.array("d", [0.0 if v is None else v for v in values])
+        nulls = n - sum(valid)
+        return pa.Array.from_buffers(typ, n, [pa.py_buffer(_bitmap(valid)) if nulls else None, pa.py_buffer(data)],
+                                     null_count=nulls)
+    if kind == "bool":
+        return pa.Array.from_buffers(typ, n, [None, pa.py_buffer(_bitmap(values))])
+    encoded = [v.encode() for v in values]
+    offsets = array.array("i", [0])
+    for e in encoded:
+        offsets.append(offsets[-1] + len(e))
+    return pa.Array.from_buffers(typ, n, [None, pa.py_buffer(offsets), pa.py_buffer(b"".join(encoded))])
+
+
+def _arrow_table(columns: dict[str, list[Any]], types: dict[str, str]) -> pa.Table:
+    import pyarrow as pa
+
+    names = list(columns)
+    return pa.Table.from_arrays([_arrow_array(columns[n], types[n]) for n in names], names=names)
 
 
 def _frame(columns: dict[str, list[Any]], types: dict[str, str]) -> pd.DataFrame:
-    arrays = {name: pa.array(values, type=_ARROW[types[name]]) for name, values in columns.items()}
-    return pa.table(arrays).to_pandas(types_mapper=pd.ArrowDtype)
+    import pandas as pd
+
+    return _arrow_table(columns, types).to_pandas(types_mapper=pd.ArrowDtype)
 
 
-def _median(s: pd.Series) -> float | None:
-    s = s.dropna()
-    return None if s.empty else float(s.median())
+def _median(values: list[float | None]) -> float | None:
+    values = [v for v in values if v is not None and not math.isnan(v)]
+    return float(statistics.median(values)) if values else None
 
 
-def headline(flows: pd.DataFrame, pages: pd.DataFrame, links: pd.DataFrame, summary: dict[str, Any]) -> dict[str, Any]:
-    """The numbers `iwlab run` prints: medians over completed records after warm-up (None if
-    there are none), bottleneck utilisation and drop rate per direction (L → R is forward),
-    simulator events per wall-clock second."""
+def headline(flows: dict[str, list[Any]], pages: dict[str, list[Any]], links: dict[str, list[Any]],
+             summary: dict[str, Any]) -> dict[str, Any]:
+    """The numbers `iwlab run` prints, from the core's columns (no pandas needed): medians over
+    completed records after warm-up (None if there are none), bottleneck utilisation and drop
+    rate per direction (L → R is forward), simulator events per wall-clock second."""
     out: dict[str, Any] = {}
-    done = flows[flows["completed"] & ~flows["in_warmup"]]
-    out["median_flow_completion"] = _median(done["completion"])
-    done = pages[pages["completed"] & ~pages["in_warmup"]]
-    out["median_page_delay"] = _median(done["delay"])
+    for name, rows, column in (("median_flow_completion", flows, "completion"), ("median_page_delay", pages, "delay")):
+        done = [v for v, c, w in zip(rows[column], rows["completed"], rows["in_warmup"]) if c and not w]
+        out[name] = _median(done)
     for direction, (a, b) in (("forward", ("router-left", "router-right")), ("reverse", ("router-right", "router-left"))):
-        row = links[(links["from"] == a) & (links["to"] == b)]
-        out[f"bottleneck_{direction}_utilisation"] = float(row["utilisation"].iloc[0]) if len(row) else None
-        out[f"bottleneck_{direction}_drop_rate"] = float(row["drop_rate"].iloc[0]) if len(row) else None
+        row = [i for i, (f, t) in enumerate(zip(links["from"], links["to"])) if f == a and t == b]
+        for key, column in (("utilisation", "utilisation"), ("drop_rate", "drop_rate")):
+            value = links[column][row[0]] if row else None
+            out[f"bottleneck_{direction}_{key}"] = None if value is None else float(value)
     wall = summary.get("wall_seconds") or 0.0
     out["events_per_second"] = summary["events"] / wall if wall > 0 else None
     return out
 
 
-@dataclass
+class _Table:
+    """A record table of `Result`: a DataFrame built from the core's columns on first access."""
+
+    def __set_name__(self, owner: type, name: str) -> None:
+        self.name = name
+
+    def __get__(self, obj: Result | None, owner: type) -> Any:
+        if obj is None:
+            return self
+        frames = obj._frames
+        if self.name not in frames:
+            frames[self.name] = _frame(obj._columns.pop(self.name), obj._types[self.name])
+        return frames[self.name]
+
+    def __set__(self, obj: Result, value: pd.DataFrame) -> None:
+        obj._frames[self.name] = value
+        obj._columns.pop(self.name, None)
+
+
 class Result:
     """What one run produced: per-flow, per-page, per-link rows, queue samples, a summary.
 
+    `flows`, `pages`, `links` and `queues` are pandas DataFrames (Arrow-backed), built on first
+    access: a run that only saves or prints never imports pandas.
     `summary` holds the core's counters (`seed`, `events`, `flows`, `flows_completed`,
     `pages`, `pages_completed`, `packets_*`, `wall_seconds` and `cpu_seconds` of the engine run,
     …), the scenario's name and hash,
     and the headline numbers of `headline()`.
     """
 
-    scenario: Scenario
-    seed: int
-    flows: pd.DataFrame
-    pages: pd.DataFrame
-    links: pd.DataFrame
-    queues: pd.DataFrame
-    summary: dict[str, Any] = field(default_factory=dict)
+    flows = _Table()
+    pages = _Table()
+    links = _Table()
+    queues = _Table()
+
+    def __init__(self, scenario: Scenario, seed: int, flows: pd.DataFrame | None = None,
+                 pages: pd.DataFrame | None = None, links: pd.DataFrame | None = None,
+                 queues: pd.DataFrame | None = None, summary: dict[str, Any] | None = None, *,
+                 columns: dict[str, dict[str, list[Any]]] | None = None,
+                 types: dict[str, dict[str, str]] | None = None) -> None:
+        """The tables as DataFrames, or as the core's `columns` (name → values) and `types`."""
+        self.scenario, self.seed = scenario, seed
+        self.summary: dict[str, Any] = {} if summary is None else summary
+        self._columns = dict(columns or {})
+        self._types = dict(types or {})
+        self._frames: dict[str, pd.DataFrame] = {}
+        for name, frame in zip(TABLES, (flows, pages, links, queues)):
+            if frame is not None:
+                self._frames[name] = frame
+        missing = [n for n in TABLES if n not in self._frames and n not in self._columns]
+        if missing:
+            raise TypeError(f"Result: tables {missing} missing")
+
+    def _rows(self, name: str) -> int:
+        if name in self._frames:
+            return len(self._frames[name])
+        return len(next(iter(self._columns[name].values()), []))
 
     def __repr__(self) -> str:
-        sizes = ", ".join(f"{n}={len(getattr(self, n))}" for n in TABLES)
+        sizes = ", ".join(f"{n}={self._rows(n)}" for n in TABLES)
         return f"Result(scenario={self.scenario.name!r}, seed={self.seed}, {sizes})"
 
     def _repr_html_(self) -> str:
@@ -99,7 +186,12 @@ class Result:
         out = Path(out)
         out.mkdir(parents=True, exist_ok=True)
         for name in TABLES:
-            getattr(self, name).to_parquet(out / f"{name}.parquet", index=False)
+            if name in self._frames:
+                self._frames[name].to_parquet(out / f"{name}.parquet", index=False)
+            else:  # straight from the core's columns: no pandas
+                import pyarrow.parquet as pq
+
+                pq.write_table(_arrow_table(self._columns[name], self._types[name]), out / f"{name}.parquet")
         meta = dict(self.summary, scenario=self.scenario.name, scenario_hash=self.scenario.hash())
         (out / "summary.json").write_text(json.dumps(meta, indent=2, sort_keys=True) + "\n")
         (out / "scenario.toml").write_text(self.scenario.to_toml())
@@ -108,6 +200,8 @@ class Result:
     @classmethod
     def load(cls, folder: str | Path) -> Result:
         """Reads back what `save` wrote."""
+        import pandas as pd
+
         folder = Path(folder)
         frames = {n: pd.read_parquet(folder / f"{n}.parquet", dtype_backend="pyarrow") for n in TABLES}
         summary = json.loads((folder / "summary.json").read_text())
@@ -161,8 +255,7 @@ def run(scenario: Scenario | str | Path, seed: int | None = None, pcap: str | Pa
         raw = _core.run(sc.to_json(), "json", seed, None if pcap is None else str(pcap), flows)
     except _core.ScenarioError as e:
         raise ScenarioError.from_core(e, sc.source, located=False) from None
-    types = raw["types"]
-    frames = {name: _frame(raw[name], types[name]) for name in TABLES}
     summary = dict(raw["summary"], scenario=sc.name, scenario_hash=sc.hash())
-    summary.update(headline(frames["flows"], frames["pages"], frames["links"], summary))
-    return Result(scenario=sc, seed=int(summary["seed"]), summary=summary, **frames)
+    summary.update(headline(raw["flows"], raw["pages"], raw["links"], summary))
+    return Result(sc, int(summary["seed"]), summary=summary, columns={n: raw[n] for n in TABLES},
+                  types=raw["types"])

@@ -6,7 +6,10 @@ from __future__ import annotations
 
 import typer
 
-app = typer.Typer(name="iwlab", help="A laboratory for TCP's initial congestion window.", no_args_is_help=True)
+# Plain (click) help and usage errors: rich's help formatter imports rich.markdown and
+# markdown-it, which alone would double `iwlab --help` (issue 12 item 6: < 0.3 s).
+app = typer.Typer(name="iwlab", help="A laboratory for TCP's initial congestion window.", no_args_is_help=True,
+                  rich_markup_mode=None)
 
 
 def main() -> None:

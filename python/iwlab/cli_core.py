@@ -39,7 +39,7 @@ def fail(message: str) -> NoReturn:
 @contextmanager
 def user_errors() -> Iterator[None]:
     """Turns bad input (scenario errors, unreadable files) into `fail`."""
-    from iwlab.scenario import ScenarioError
+    from iwlab.scenario_io import ScenarioError
 
     try:
         yield
@@ -51,7 +51,7 @@ def user_errors() -> Iterator[None]:
 
 def load_scenario(scenario: str, sets: list[str] | None):
     """The scenario of a command line (a path or a preset, then the `--set`s)."""
-    from iwlab.scenario import load
+    from iwlab.scenario_io import load
 
     return load(scenario, sets or ())
 
@@ -141,7 +141,7 @@ def presets() -> None:
     from rich.console import Console
     from rich.table import Table
 
-    from iwlab.scenario import describe_presets
+    from iwlab.scenario_io import describe_presets
 
     table = Table("preset", "description", title="Presets (iwlab show NAME prints one)", title_justify="left")
     for name, description in describe_presets().items():
@@ -157,7 +157,7 @@ def show(
     sets: SetOption = None,
 ) -> None:
     """Print a preset's TOML (the file with its comments, or canonical with --canonical or --set)."""
-    from iwlab.scenario import preset_path, presets as preset_names
+    from iwlab.scenario_io import preset_path, presets as preset_names
 
     with user_errors():
         sc = load_scenario(name, sets)

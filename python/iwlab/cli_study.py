@@ -7,7 +7,7 @@ from typing import Annotated, Optional
 
 import typer
 
-from iwlab.scenario import ScenarioError
+from iwlab.scenario_io import ScenarioError
 
 # Columns printed after a sweep (when present), after the grid values and the seed.
 _SHOWN = ("median_page_delay", "fct_median", "goodput_bps", "util_forward", "util_reverse",

@@ -42,7 +42,7 @@ import pandas as pd
 from tqdm import tqdm
 
 from iwlab import stats
-from iwlab.scenario import Scenario, load
+from iwlab.scenario_io import Scenario, load
 
 __all__ = ["sweep", "sweep_records", "read_manifest", "parse_value", "parse_values", "parse_assignment", "TABLES"]
 

@@ -5,9 +5,12 @@
 //! (B at IW 10 and IW 3, 60 s; C, 360 s; A for 10 s), built as `iwlab run` builds them. On a
 //! shared machine prefer these to single wall-clock runs when comparing two builds.
 //!
+//! `scale_files/*`: the million-flow and 10 Gb/s scenarios (issue 12), scaled down.
+//!
 //! `cargo bench -p iwlab-core --bench scenario`
 
-use criterion::{criterion_group, criterion_main, BatchSize, Criterion, Throughput};
+use criterion::measurement::WallTime;
+use criterion::{criterion_group, criterion_main, BatchSize, BenchmarkGroup, Criterion, Throughput};
 use iwlab_core::engine::SimDuration;
 use iwlab_core::scenario::Scenario;
 use std::time::Duration;
@@ -42,6 +45,16 @@ fn bulk100_5s(c: &mut Criterion) {
     g.finish();
 }
 
+/// Times runs of the scenario `text` (seed 1); throughput is its events.
+fn bench_text(g: &mut BenchmarkGroup<WallTime>, name: &str, text: &str) {
+    let scenario = Scenario::from_toml_str(text).expect("valid scenario");
+    let events = scenario.build(Some(1)).expect("builds").run().core.events_processed();
+    g.throughput(Throughput::Elements(events));
+    g.bench_function(name, |b| {
+        b.iter_batched(|| scenario.build(Some(1)).expect("builds"), |built| built.run(), BatchSize::PerIteration)
+    });
+}
+
 fn bench_files(c: &mut Criterion) {
     let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/../../bench/scenarios/");
     let mut g = c.benchmark_group("bench_files");
@@ -57,15 +70,35 @@ fn bench_files(c: &mut Criterion) {
         if let Some(d) = duration {
             text = text.replace("duration = \"60s\"", &format!("duration = \"{d}\""));
         }
-        let scenario = Scenario::from_toml_str(&text).expect("valid scenario");
-        let events = scenario.build(Some(1)).expect("builds").run().core.events_processed();
-        g.throughput(Throughput::Elements(events));
-        g.bench_function(name, |b| {
-            b.iter_batched(|| scenario.build(Some(1)).expect("builds"), |built| built.run(), BatchSize::PerIteration)
-        });
+        bench_text(&mut g, name, &text);
     }
     g.finish();
 }
 
-criterion_group!(benches, bulk100_5s, bench_files);
+/// Issue 12 items 2 and 3, scaled down: `million-flows.toml` for its first 20 000 flows (4 s)
+/// and `10g-10k.toml` for its first 0.5 s (10 000 flows in slow start at 10 Gb/s).
+fn scale_files(c: &mut Criterion) {
+    let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/../../bench/scenarios/");
+    let mut g = c.benchmark_group("scale_files");
+    g.sample_size(10);
+    g.measurement_time(Duration::from_secs(20));
+    for (name, file, edits) in [
+        (
+            "million-flows-20k",
+            "million-flows.toml",
+            [("duration = \"205s\"", "duration = \"4s\""), ("flows = 1000000", "flows = 20000")],
+        ),
+        ("10g-10k-0.5s", "10g-10k.toml", [("duration = \"60s\"", "duration = \"0.5s\""), ("", "")]),
+    ] {
+        let mut text = std::fs::read_to_string(format!("{dir}{file}")).expect("bench scenario file");
+        for (from, to) in edits.into_iter().filter(|(f, _)| !f.is_empty()) {
+            assert!(text.contains(from), "{file}: {from}");
+            text = text.replace(from, to);
+        }
+        bench_text(&mut g, name, &text);
+    }
+    g.finish();
+}
+
+criterion_group!(benches, bulk100_5s, bench_files, scale_files);
 criterion_main!(benches);

@@ -146,7 +146,7 @@ impl Scenario {
     }
     /// Payload bytes delivered in order to the receivers of all flows.
     pub fn delivered_bytes(&self) -> u64 {
-        self.sim.core.conns.iter().map(|c| c.server.receiver.delivered()).sum()
+        self.sim.core.conns.iter().map(|c| c.server().delivered).sum()
     }
 }
 

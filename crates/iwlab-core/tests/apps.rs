@@ -92,9 +92,9 @@ fn an_ftp_transfer_on_a_lossless_path_takes_the_closed_form_time() {
                     closed_form(iw as u64, n, request, 0),
                     "IW {iw}, {n} segments, request {request}"
                 );
-                assert_eq!(c.client.receiver.delivered(), n * MSS);
-                assert_eq!(c.server.receiver.delivered(), request);
-                assert!(c.client.is_closed() && c.server.is_closed(), "both sides closed");
+                assert_eq!(c.client().delivered, n * MSS);
+                assert_eq!(c.server().delivered, request);
+                assert!(c.client().closed && c.server().closed, "both sides closed");
                 assert_eq!((c.label.app_kind, c.label.role), ("ftp", "transfer"));
             }
         }
@@ -113,7 +113,7 @@ fn ftp_repetitions_run_back_to_back() {
     assert_eq!(cs[0].opened_at, at(ms(10)));
     for k in 0..cs.len() {
         let done = cs[k].last_byte[0].expect("delivered");
-        assert_eq!(cs[k].client.receiver.delivered(), n * MSS);
+        assert_eq!(cs[k].client().delivered, n * MSS);
         // Later SYNs queue behind the client's last ACK and its FIN (40 bytes each).
         let queued = if k == 0 { 0 } else { 80 };
         assert_eq!(done - cs[k].opened_at, closed_form(iw as u64, n, request, queued), "transfer {k}");
@@ -183,15 +183,15 @@ fn an_http10_page_opens_its_embedded_connections_when_the_primary_completes() {
         let (primary, embedded) = (of_page("primary"), of_page("embedded"));
         assert_eq!((primary.len(), embedded.len()), (1, 3));
         let primary_done = primary[0].last_byte[0].unwrap();
-        assert_eq!(primary[0].client.receiver.delivered(), 5000);
+        assert_eq!(primary[0].client().delivered, 5000);
         assert_eq!(rec.start, primary[0].opened_at);
         for c in &embedded {
             assert_eq!(c.opened_at, primary_done, "embedded objects are requested the instant the primary is in");
-            assert_eq!((c.client.receiver.delivered(), c.server.receiver.delivered()), (3000, 250));
+            assert_eq!((c.client().delivered, c.server().delivered), (3000, 250));
         }
         let last = embedded.iter().map(|c| c.last_byte[0].unwrap()).max().unwrap();
         assert_eq!(rec.end, Some(last), "page delay = last embedded completion - primary open");
-        assert!(p.sim.core.conns.iter().all(|c| c.client.is_closed() && c.server.is_closed()));
+        assert!(p.sim.core.conns.iter().all(|c| c.client().closed && c.server().closed));
     }
     for w in pages.windows(2) {
         assert_eq!(w[1].start, w[0].end.unwrap() + ms(2000), "think time between pages");
@@ -226,10 +226,10 @@ fn an_http11_page_uses_one_connection_and_delivers_every_byte() {
         for (rec, c) in pages.iter().zip(&p.sim.core.conns) {
             assert_eq!((c.label.app_kind, c.label.role, c.label.page), ("web", "page", Some(rec.page)));
             assert_eq!((rec.objects as u64, rec.bytes), (objects, bytes));
-            assert_eq!(c.client.receiver.delivered(), bytes);
-            assert_eq!(c.server.receiver.delivered(), 250 * objects, "one request per object");
+            assert_eq!(c.client().delivered, bytes);
+            assert_eq!(c.server().delivered, 250 * objects, "one request per object");
             assert_eq!((rec.start, rec.end), (c.opened_at, c.last_byte[0]));
-            assert!(c.client.is_closed() && c.server.is_closed(), "closed at page end");
+            assert!(c.client().closed && c.server().closed, "closed at page end");
         }
         for w in pages.windows(2) {
             assert_eq!(w[1].start, w[0].end.unwrap() + ms(2000), "think time between pages");
@@ -345,9 +345,11 @@ fn periodic_short_flows_open_one_connection_per_period() {
 
 /// Every connection opened before `by` has its whole response and is closed.
 fn cs_done(sim: &Simulation, by: SimDuration) -> bool {
-    sim.core.conns.iter().filter(|c| c.opened_at < at(by)).all(|c| {
-        c.client.receiver.delivered() == c.server.sender.bytes_written() && c.client.is_closed() && c.server.is_closed()
-    })
+    sim.core
+        .conns
+        .iter()
+        .filter(|c| c.opened_at < at(by))
+        .all(|c| c.client().delivered == c.server().bytes_written && c.client().closed && c.server().closed)
 }
 
 #[test]
@@ -388,10 +390,10 @@ fn poisson_flows_count_matches_rate_times_duration_and_use_every_pair() {
     assert!((n - mean).abs() <= 4.0 * f64::sqrt(mean), "{n} flows, expected {mean} ± 4 sd");
     let on_pair0 = sim.core.conns.iter().filter(|c| c.client_node == d.left[0]).count() as f64;
     assert!((on_pair0 - n / 2.0).abs() <= 4.0 * (n / 4.0).sqrt(), "{on_pair0} of {n} on pair 0");
-    assert!(sim.core.conns.iter().all(|c| c.label.app_kind == "poisson" && c.server.sender.bytes_written() >= 1));
+    assert!(sim.core.conns.iter().all(|c| c.label.app_kind == "poisson" && c.server().bytes_written >= 1));
     assert!(cs_done(&sim, ms(90_000)));
     // Distinct sizes: drawn per flow.
-    let mut sizes: Vec<u64> = sim.core.conns.iter().map(|c| c.server.sender.bytes_written()).collect();
+    let mut sizes: Vec<u64> = sim.core.conns.iter().map(|c| c.server().bytes_written).collect();
     sizes.sort_unstable();
     sizes.dedup();
     assert!(sizes.len() as f64 > n / 2.0);
@@ -408,7 +410,7 @@ fn poisson_flows_count_matches_rate_times_duration_and_use_every_pair() {
     add(&mut sim2, &cfg, SimTime::ZERO);
     run(&mut sim2, at(ms(100_000)));
     assert_eq!(sim2.core.conns.len(), 7, "count");
-    assert!(sim2.core.conns.iter().all(|c| c.client.receiver.delivered() == 1), "sizes round up to 1 byte");
+    assert!(sim2.core.conns.iter().all(|c| c.client().delivered == 1), "sizes round up to 1 byte");
 }
 
 #[test]
@@ -423,7 +425,7 @@ fn bulk_keeps_the_bottleneck_busy_in_either_direction() {
         assert!(u >= 0.95, "upload {upload}: utilisation {u}");
         let c = &sim.core.conns[0];
         assert_eq!((c.label.app_kind, c.label.role), ("bulk", if upload { "upload" } else { "download" }));
-        let received = if upload { c.server.receiver.delivered() } else { c.client.receiver.delivered() };
+        let received = if upload { c.server().delivered } else { c.client().delivered };
         assert!(received > 60 * 2_000_000 / 8 * 9 / 10, "{received} bytes");
     }
 }
@@ -536,9 +538,9 @@ fn a_failed_handshake_moves_ftp_on_and_leaves_the_page_without_an_end() {
     run(&mut p.sim, at(ms(10_000)));
     let cs = &p.sim.core.conns;
     assert_eq!(cs.len(), 2);
-    assert_eq!(cs[0].client.receiver.delivered(), 0);
+    assert_eq!(cs[0].client().delivered, 0);
     assert_eq!(cs[1].opened_at, at(ms(1_000)), "the next transfer starts when the handshake gives up");
-    assert_eq!(cs[1].client.receiver.delivered(), 10 * MSS);
+    assert_eq!(cs[1].client().delivered, 10 * MSS);
 
     // HTTP/1.0: connection 2 is the page's second embedded object.
     let mut p = pair(link(RATE, ms(10), 1000), 1);

@@ -44,8 +44,8 @@ fn bulk_over(queue: QueueConfig, ecn: bool) -> Outcome {
     Outcome {
         queue_drops: port.queue_drops,
         marks: port.marks,
-        ecn_reductions: sim.core.conns.iter().map(|c| c.server.sender.stats.ecn_reductions).sum(),
-        retransmits: sim.core.conns.iter().map(|c| c.server.sender.stats.retransmits).sum(),
+        ecn_reductions: sim.core.conns.iter().map(|c| c.server().sender.ecn_reductions).sum(),
+        retransmits: sim.core.conns.iter().map(|c| c.server().sender.retransmits).sum(),
         completed: logs.iter().filter(|l| l.lock().unwrap().response_done.is_some()).count(),
     }
 }

@@ -147,15 +147,15 @@ proptest! {
                 prop_assert!(p.windows(2).all(|w| w[0].1 < w[1].1 && w[0].0 <= w[1].0));
             }
             let conn = &sim.core.conns[log.conn.unwrap() as usize];
-            prop_assert_eq!(conn.server.receiver.delivered(), c.sizes[i].0);
-            prop_assert_eq!(conn.client.receiver.delivered(), c.sizes[i].1);
-            prop_assert!(conn.client.is_closed() && conn.server.is_closed(), "both closed");
+            prop_assert_eq!(conn.server().delivered, c.sizes[i].0);
+            prop_assert_eq!(conn.client().delivered, c.sizes[i].1);
+            prop_assert!(conn.client().closed && conn.server().closed, "both closed");
         }
         // Everything finished: nothing is left in flight.
         prop_assert_eq!(sim.core.in_flight(), 0);
         if c.loss == 0.0 {
             let drops: u64 = sim.core.topo.ports.iter().map(|p| p.drops().0).sum();
-            let rtx: u64 = sim.core.conns.iter().map(|k| k.server.sender.stats.retransmits + k.client.sender.stats.retransmits).sum();
+            let rtx: u64 = sim.core.conns.iter().map(|k| k.server().sender.retransmits + k.client().sender.retransmits).sum();
             prop_assert!(drops > 0 || rtx == 0 || c.delack, "no loss, no delayed-ACK spurious timers ⇒ no retransmissions");
         }
     }

@@ -35,7 +35,7 @@ fn response_with_drops(recovery: RecoveryKind, drops: &[u64]) -> (Pair, Arc<Mute
 fn one_drop_is_repaired_by_fast_retransmit_without_timeout_in_every_variant() {
     for r in [RecoveryKind::Reno, RecoveryKind::NewReno, RecoveryKind::Sack] {
         let (p, _) = response_with_drops(r, &[15]);
-        let s = &p.sim.core.conns[0].server.sender.stats;
+        let s = p.sim.core.conns[0].server().sender;
         assert_eq!((s.fast_retransmits, s.timeouts, s.retransmits), (1, 0, 1), "{r:?}");
     }
 }
@@ -43,17 +43,17 @@ fn one_drop_is_repaired_by_fast_retransmit_without_timeout_in_every_variant() {
 #[test]
 fn two_drops_in_one_window_newreno_uses_partial_acks_and_sack_needs_no_timeout() {
     let (p, _) = response_with_drops(RecoveryKind::NewReno, &[12, 15]);
-    let s = &p.sim.core.conns[0].server.sender.stats;
+    let s = p.sim.core.conns[0].server().sender;
     assert_eq!((s.fast_retransmits, s.timeouts, s.retransmits), (1, 0, 2), "one recovery repairs both");
 
     let (p, _) = response_with_drops(RecoveryKind::Sack, &[12, 15]);
-    let s = &p.sim.core.conns[0].server.sender.stats;
+    let s = p.sim.core.conns[0].server().sender;
     assert_eq!((s.fast_retransmits, s.timeouts, s.retransmits), (1, 0, 2));
 
     // Reno leaves recovery on the partial ACK: the second hole costs a second fast
     // retransmit (another halving) or a timeout.
     let (p, _) = response_with_drops(RecoveryKind::Reno, &[12, 15]);
-    let s = &p.sim.core.conns[0].server.sender.stats;
+    let s = p.sim.core.conns[0].server().sender;
     assert!(s.fast_retransmits + s.timeouts >= 2, "{s:?}");
 }
 
@@ -77,7 +77,7 @@ fn syn_loss(rule: SynLossRule, synack: bool, times: u32) -> (u64, u32, SimTime) 
     let c = TcpConfig { syn_loss: rule, ..TcpConfig::default() };
     let log = transfer(&mut p, &c, IwConfig::Fixed { segments: 10 }, 0, 20 * MSS);
     run(&mut p.sim, at(ms(120_000)));
-    let server = &p.sim.core.conns[0].server;
+    let server = p.sim.core.conns[0].server();
     let done = log.lock().unwrap().response_done.unwrap();
     (server.stats.iw_bytes, server.stats.syn_retransmits, done)
 }
@@ -117,8 +117,8 @@ fn the_client_that_lost_its_syn_counts_it_and_the_server_did_not_see_it() {
     transfer(&mut p, &c, IwConfig::Fixed { segments: 4 }, 8 * MSS, 8 * MSS);
     run(&mut p.sim, at(ms(60_000)));
     let conn = &p.sim.core.conns[0];
-    assert_eq!((conn.client.stats.syn_retransmits, conn.client.stats.iw_bytes), (1, MSS));
-    assert_eq!((conn.server.stats.syn_retransmits, conn.server.stats.iw_bytes), (0, 4 * MSS));
+    assert_eq!((conn.client().stats.syn_retransmits, conn.client().stats.iw_bytes), (1, MSS));
+    assert_eq!((conn.server().stats.syn_retransmits, conn.server().stats.iw_bytes), (0, 4 * MSS));
 }
 
 /// Three transfers from one server policy to one client at `starts`; the first loses its
@@ -143,7 +143,7 @@ fn fallback_iws(expiry: SimDuration, starts: [u64; 3]) -> Vec<u64> {
         p.sim.add_app(Box::new(app), at(ms(start)));
     }
     run(&mut p.sim, at(ms(60_000)));
-    p.sim.core.conns.iter().map(|c| c.server.stats.iw_bytes).collect()
+    p.sim.core.conns.iter().map(|c| c.server().stats.iw_bytes).collect()
 }
 
 #[test]

@@ -49,19 +49,18 @@ pub struct FlowRecord {
 }
 
 fn flow_record(id: usize, c: &Conn, core: &Core, warmup: SimTime) -> FlowRecord {
+    // Live or retired, the connection's endpoints as the record sees them.
+    let (ce, se) = (c.client(), c.server());
     // The data sender is the side that declared, or failing that wrote, more bytes (bulk
     // flows declare nothing, like iperf).
-    let server_bytes = c.response_bytes.max(c.server.sender.bytes_written());
-    let client_bytes = c.request_bytes.max(c.client.sender.bytes_written());
+    let server_bytes = c.response_bytes.max(se.bytes_written);
+    let client_bytes = c.request_bytes.max(ce.bytes_written);
     let (sender_side, receiver_side) =
         if server_bytes >= client_bytes { (Side::Server, Side::Client) } else { (Side::Client, Side::Server) };
-    let snd = c.endpoint(sender_side);
-    let (ce, se) = (&c.client, &c.server);
+    let (snd, rcv) = if sender_side == Side::Server { (&se, &ce) } else { (&ce, &se) };
     let expected = c.request_bytes.max(c.response_bytes);
-    let delivered = c.endpoint(receiver_side).receiver.delivered();
-    let completed = expected > 0
-        && c.server.receiver.delivered() >= c.request_bytes
-        && c.client.receiver.delivered() >= c.response_bytes;
+    let delivered = rcv.delivered;
+    let completed = expected > 0 && se.delivered >= c.request_bytes && ce.delivered >= c.response_bytes;
     let last = c.last_byte[receiver_side as usize];
     let policy = match sender_side {
         Side::Server => c.server_iw,
@@ -80,20 +79,20 @@ fn flow_record(id: usize, c: &Conn, core: &Core, warmup: SimTime) -> FlowRecord 
         response_bytes: c.response_bytes,
         delivered_bytes: delivered,
         iw_bytes: snd.stats.iw_bytes,
-        iw_segments: snd.stats.iw_bytes as f64 / snd.config().mss as f64,
+        iw_segments: snd.stats.iw_bytes as f64 / snd.mss as f64,
         iw_policy: core.iw[policy].name(),
         start: secs(c.opened_at),
         syn_ack: ce.stats.established_at.map(secs),
         first_byte: c.first_byte[receiver_side as usize].map(secs),
         last_byte: last.map(secs),
         completion: if completed { last.map(|t| (t - c.opened_at).as_secs_f64()) } else { None },
-        data_segments: ce.sender.stats.data_segments_sent + se.sender.stats.data_segments_sent,
-        retransmits: ce.sender.stats.retransmits + se.sender.stats.retransmits,
-        timeouts: ce.sender.stats.timeouts + se.sender.stats.timeouts,
-        fast_retransmits: ce.sender.stats.fast_retransmits + se.sender.stats.fast_retransmits,
+        data_segments: ce.sender.data_segments_sent + se.sender.data_segments_sent,
+        retransmits: ce.sender.retransmits + se.sender.retransmits,
+        timeouts: ce.sender.timeouts + se.sender.timeouts,
+        fast_retransmits: ce.sender.fast_retransmits + se.sender.fast_retransmits,
         syn_retransmits: (ce.stats.syn_retransmits + se.stats.syn_retransmits) as u64,
         ecn_marks: ce.stats.ce_received + se.stats.ce_received,
-        max_cwnd: snd.sender.stats.max_cwnd,
+        max_cwnd: snd.sender.max_cwnd,
         completed,
         in_warmup: c.opened_at < warmup,
     }

@@ -18,6 +18,9 @@ pub enum LossRule {
     SynAck { flow: FlowId, nth: u32 },
     /// Drop every packet with probability `p`.
     Random { p: f64 },
+    /// Drop the `nth` transmission of a pure ACK (no data, SYN or FIN) of connection `flow`
+    /// acknowledging up to `ack`, travelling toward the server if `to_server`.
+    Ack { flow: FlowId, to_server: bool, ack: u64, nth: u32 },
 }
 
 /// The loss stage of one link direction.
@@ -48,6 +51,10 @@ impl LossStage {
                 }
                 (LossRule::SynAck { flow, nth }, Payload::Tcp { seg, .. }) => {
                     (pkt.flow == *flow && seg.is_syn() && seg.has_ack(), *nth)
+                }
+                (LossRule::Ack { flow, to_server, ack, nth }, Payload::Tcp { seg, to_server: dir }) => {
+                    let pure = seg.len == 0 && !seg.is_syn() && !seg.is_fin() && seg.has_ack();
+                    (pkt.flow == *flow && dir == to_server && pure && seg.ack == *ack, *nth)
                 }
                 (LossRule::Random { p }, _) => {
                     drop |= rng.gen::<f64>() < *p;

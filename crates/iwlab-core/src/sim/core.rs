@@ -10,8 +10,9 @@ use crate::net::packet::{Ecn, FlowId, LinkId, NodeId, Packet, Payload};
 use crate::net::queue::{QueueDisc, QueuedPkt, Verdict};
 use crate::net::topology::Topology;
 use crate::tcp::config::TcpConfig;
-use crate::tcp::endpoint::{AppEvent, Endpoint, Outbox};
+use crate::tcp::endpoint::{AppEvent, Endpoint, EndpointStats, Outbox, State};
 use crate::tcp::iw::AnyIw;
+use crate::tcp::sender::SenderStats;
 use slab::Slab;
 use std::collections::VecDeque;
 
@@ -38,10 +39,12 @@ pub(crate) enum Event {
     WarmupEnd,
 }
 
-/// A TCP connection: both endpoints and where they live.
+/// A TCP connection: where it lives, what it was opened for, and its endpoints while it is
+/// live. Once both endpoints are closed (or the handshake failed) and nothing of it is left in
+/// the network or on a timer, its state can no longer change: the endpoints are replaced by
+/// two [`EndRecord`]s (what its flow record needs) and the connection takes a few hundred
+/// bytes, whatever it sent (issue 12: memory flat in flows).
 pub struct Conn {
-    pub client: Endpoint,
-    pub server: Endpoint,
     pub client_node: NodeId,
     pub server_node: NodeId,
     /// Indices into `Core::iw` of the policies each endpoint uses.
@@ -56,15 +59,106 @@ pub struct Conn {
     /// When the endpoint on each side (indexed by `Side`) received its first and last byte.
     pub first_byte: [Option<SimTime>; 2],
     pub last_byte: [Option<SimTime>; 2],
-    timer: [Option<SimTime>; 2],
+    ends: Ends,
 }
 
-impl Conn {
+enum Ends {
+    Live(Box<LiveConn>),
+    /// Client and server, indexed by `Side`.
+    Retired(Box<[EndRecord; 2]>),
+}
+
+/// The state of a live connection.
+pub struct LiveConn {
+    pub client: Endpoint,
+    pub server: Endpoint,
+    timer: [Option<SimTime>; 2],
+    /// Its packets created and not yet delivered or dropped.
+    in_flight: u32,
+}
+
+/// One endpoint of a connection, as its flow record sees it. Taken when the connection
+/// retires (its endpoints can no longer change), or read off a live endpoint.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct EndRecord {
+    /// Bytes the application wrote.
+    pub bytes_written: u64,
+    /// Bytes delivered in order to the application.
+    pub delivered: u64,
+    pub mss: u32,
+    /// TIME-WAIT or failed ([`Endpoint::is_closed`]).
+    pub closed: bool,
+    pub stats: EndpointStats,
+    pub sender: SenderStats,
+}
+
+impl EndRecord {
+    pub fn of(ep: &Endpoint) -> Self {
+        EndRecord {
+            bytes_written: ep.sender.bytes_written(),
+            delivered: ep.receiver.delivered(),
+            mss: ep.config().mss,
+            closed: ep.is_closed(),
+            stats: ep.stats.clone(),
+            sender: ep.sender.stats.clone(),
+        }
+    }
+}
+
+impl LiveConn {
     pub fn endpoint(&self, side: Side) -> &Endpoint {
         match side {
             Side::Client => &self.client,
             Side::Server => &self.server,
         }
+    }
+    /// Nothing can change this connection any more: no packet of it in the network, no
+    /// timer, and each endpoint closed (RFC 9293 TIME-WAIT, entered here only once its own
+    /// FIN is acknowledged) or one of them failed its handshake. A TIME-WAIT endpoint whose
+    /// peer may still retransmit its FIN (the ACK of it was lost) stays live and answers it:
+    /// the peer is not closed until an ACK reaches it.
+    fn quiescent(&self) -> bool {
+        let (c, s) = (&self.client, &self.server);
+        self.in_flight == 0
+            && c.next_timeout().is_none()
+            && s.next_timeout().is_none()
+            && ((c.is_closed() && s.is_closed()) || c.state == State::Failed || s.state == State::Failed)
+    }
+}
+
+impl Conn {
+    /// The live state, until the connection retires.
+    pub fn live(&self) -> Option<&LiveConn> {
+        match &self.ends {
+            Ends::Live(l) => Some(l),
+            Ends::Retired(_) => None,
+        }
+    }
+    fn live_mut(&mut self) -> Option<&mut LiveConn> {
+        match &mut self.ends {
+            Ends::Live(l) => Some(l),
+            Ends::Retired(_) => None,
+        }
+    }
+    pub fn is_live(&self) -> bool {
+        self.live().is_some()
+    }
+    /// The endpoint on `side`, while the connection is live.
+    pub fn endpoint(&self, side: Side) -> Option<&Endpoint> {
+        self.live().map(|l| l.endpoint(side))
+    }
+    /// The endpoint on `side` as its flow record sees it (live or retired).
+    pub fn end(&self, side: Side) -> EndRecord {
+        match &self.ends {
+            Ends::Live(l) => EndRecord::of(l.endpoint(side)),
+            Ends::Retired(r) => r[side as usize].clone(),
+        }
+    }
+    pub fn client(&self) -> EndRecord {
+        self.end(Side::Client)
+    }
+    pub fn server(&self) -> EndRecord {
+        self.end(Side::Server)
     }
 }
 
@@ -135,6 +229,8 @@ pub struct Core {
     pub topo: Topology,
     packets: Slab<Packet>,
     pub conns: Vec<Conn>,
+    /// Connections not yet retired.
+    live_conns: usize,
     pub iw: Vec<AnyIw>,
     pub udp: Vec<UdpFlow>,
     streams: RngStreams,
@@ -159,6 +255,7 @@ impl Core {
             topo,
             packets: Slab::new(),
             conns: Vec::new(),
+            live_conns: 0,
             iw: Vec::new(),
             udp: Vec::new(),
             streams,
@@ -192,6 +289,10 @@ impl Core {
     pub fn payload_in_flight(&self) -> u64 {
         self.packets.iter().map(|(_, p)| p.data_len() as u64).sum()
     }
+    /// Connections opened and not yet retired (see [`Conn`]).
+    pub fn live_connections(&self) -> usize {
+        self.live_conns
+    }
     pub fn events_processed(&self) -> u64 {
         self.sched.events_processed()
     }
@@ -223,9 +324,14 @@ impl Core {
     /// Opens a connection: the client sends its SYN now.
     pub fn open(&mut self, spec: &ConnSpec) -> ConnId {
         let id = self.conns.len() as ConnId;
-        self.conns.push(Conn {
+        let live = LiveConn {
             client: Endpoint::client(spec.client_cfg, spec.server, spec.client_declared),
             server: Endpoint::server(spec.server_cfg, spec.client, spec.server_declared),
+            timer: [None, None],
+            in_flight: 0,
+        };
+        self.live_conns += 1;
+        self.conns.push(Conn {
             client_node: spec.client,
             server_node: spec.server,
             client_iw: spec.client_iw,
@@ -237,10 +343,11 @@ impl Core {
             opened_at: self.now(),
             first_byte: [None, None],
             last_byte: [None, None],
-            timer: [None, None],
+            ends: Ends::Live(Box::new(live)),
         });
         let now = self.now();
-        self.conns[id as usize].client.connect(now, &mut self.outbox);
+        let live = self.conns[id as usize].live_mut().expect("just opened");
+        live.client.connect(now, &mut self.outbox);
         self.flush(id, Side::Client);
         id
     }
@@ -248,7 +355,9 @@ impl Core {
     /// The application on `side` of `conn` writes `bytes`.
     pub fn write(&mut self, conn: ConnId, side: Side, bytes: u64) {
         let now = self.now();
-        let (ep, iw, out) = self.endpoint_and_policy(conn, side);
+        // A retired connection's endpoints are closed: no application writes to them.
+        debug_assert!(self.conns[conn as usize].is_live(), "write on retired connection {conn}");
+        let Some((ep, iw, out)) = self.endpoint_and_policy(conn, side) else { return };
         ep.write(now, bytes, iw, out);
         self.flush(conn, side);
     }
@@ -257,7 +366,8 @@ impl Core {
     /// the FIN can ride on the last data segment.
     pub fn write_and_close(&mut self, conn: ConnId, side: Side, bytes: u64) {
         let now = self.now();
-        let (ep, iw, out) = self.endpoint_and_policy(conn, side);
+        // Retired: both directions were closed already, which makes this a no-op.
+        let Some((ep, iw, out)) = self.endpoint_and_policy(conn, side) else { return };
         ep.write_and_close(now, bytes, iw, out);
         self.flush(conn, side);
     }
@@ -265,7 +375,8 @@ impl Core {
     /// The application on `side` of `conn` closes its direction.
     pub fn close(&mut self, conn: ConnId, side: Side) {
         let now = self.now();
-        let (ep, iw, out) = self.endpoint_and_policy(conn, side);
+        // Retired: both directions were closed already, which makes this a no-op.
+        let Some((ep, iw, out)) = self.endpoint_and_policy(conn, side) else { return };
         ep.close(now, iw, out);
         self.flush(conn, side);
     }
@@ -294,12 +405,25 @@ impl Core {
         self.inject(src, pkt);
     }
 
-    /// The endpoint, its IW policy and the outbox, borrowed together.
-    fn endpoint_and_policy(&mut self, conn: ConnId, side: Side) -> (&mut Endpoint, &mut AnyIw, &mut Outbox) {
+    /// The endpoint, its IW policy and the outbox, borrowed together (`None`: retired).
+    fn endpoint_and_policy(&mut self, conn: ConnId, side: Side) -> Option<(&mut Endpoint, &mut AnyIw, &mut Outbox)> {
         let c = &mut self.conns[conn as usize];
-        match side {
-            Side::Client => (&mut c.client, &mut self.iw[c.client_iw], &mut self.outbox),
-            Side::Server => (&mut c.server, &mut self.iw[c.server_iw], &mut self.outbox),
+        let (client_iw, server_iw) = (c.client_iw, c.server_iw);
+        let live = c.live_mut()?;
+        Some(match side {
+            Side::Client => (&mut live.client, &mut self.iw[client_iw], &mut self.outbox),
+            Side::Server => (&mut live.server, &mut self.iw[server_iw], &mut self.outbox),
+        })
+    }
+
+    /// Replaces the endpoints of a connection that can no longer change by their records.
+    fn retire_if_quiescent(&mut self, conn: ConnId) {
+        let c = &mut self.conns[conn as usize];
+        let Ends::Live(live) = &c.ends else { return };
+        if live.quiescent() {
+            let rec = Box::new([EndRecord::of(&live.client), EndRecord::of(&live.server)]);
+            c.ends = Ends::Retired(rec);
+            self.live_conns -= 1;
         }
     }
 
@@ -328,6 +452,9 @@ impl Core {
             c.last_byte[side as usize] = Some(now);
         }
         let mut outbox = std::mem::take(&mut self.outbox);
+        if let Some(live) = self.conns[conn as usize].live_mut() {
+            live.in_flight += outbox.segments.len() as u32;
+        }
         for (seg, ecn) in outbox.segments.drain(..) {
             let size = seg.wire_len();
             let to_server = side == Side::Client;
@@ -342,12 +469,13 @@ impl Core {
         outbox.clear();
         self.outbox = outbox;
         self.update_timer(conn, side);
+        self.retire_if_quiescent(conn);
     }
 
     fn update_timer(&mut self, conn: ConnId, side: Side) {
-        let c = &mut self.conns[conn as usize];
-        let next = c.endpoint(side).next_timeout();
-        let slot = &mut c.timer[side as usize];
+        let Some(live) = self.conns[conn as usize].live_mut() else { return };
+        let next = live.endpoint(side).next_timeout();
+        let slot = &mut live.timer[side as usize];
         if let Some(t) = next {
             if slot.is_none_or(|s| t < s) {
                 *slot = Some(t);
@@ -367,6 +495,10 @@ impl Core {
 
     fn drop_packet(&mut self, key: usize, port: LinkId, why: DropReason) {
         let pkt = self.packets.remove(key);
+        self.tcp_packet_gone(&pkt);
+        if let Payload::Tcp { .. } = pkt.payload {
+            self.retire_if_quiescent(pkt.flow); // it may have been the connection's last packet
+        }
         self.acct.dropped += 1;
         self.acct.payload_dropped += pkt.data_len() as u64;
         let now = self.now();
@@ -465,13 +597,14 @@ impl Core {
             }
             Event::TcpTimer(conn, side) => {
                 let now = self.now();
-                let c = &mut self.conns[conn as usize];
-                if c.timer[side as usize] == Some(now) {
-                    c.timer[side as usize] = None;
+                // A retired connection had no deadline left: this event is stale.
+                let Some(live) = self.conns[conn as usize].live_mut() else { return };
+                if live.timer[side as usize] == Some(now) {
+                    live.timer[side as usize] = None;
                 }
-                let due = c.endpoint(side).next_timeout().is_some_and(|t| t <= now);
+                let due = live.endpoint(side).next_timeout().is_some_and(|t| t <= now);
                 if due {
-                    let (ep, iw, out) = self.endpoint_and_policy(conn, side);
+                    let (ep, iw, out) = self.endpoint_and_policy(conn, side).expect("live");
                     ep.on_timer(now, iw, out);
                 }
                 self.flush(conn, side);
@@ -499,6 +632,7 @@ impl Core {
     fn deliver(&mut self, port_id: LinkId, key: usize) {
         let now = self.now();
         let pkt = self.packets.remove(key);
+        self.tcp_packet_gone(&pkt);
         self.acct.delivered += 1;
         self.acct.payload_delivered += pkt.data_len() as u64;
         for o in &mut self.observers {
@@ -508,7 +642,7 @@ impl Core {
             Payload::Tcp { seg, to_server } => {
                 let side = if to_server { Side::Server } else { Side::Client };
                 let ce = pkt.ecn == Ecn::Ce;
-                let (ep, iw, out) = self.endpoint_and_policy(pkt.flow, side);
+                let (ep, iw, out) = self.endpoint_and_policy(pkt.flow, side).expect("in flight: live");
                 ep.on_segment(now, &seg, ce, iw, out);
                 self.flush(pkt.flow, side);
             }
@@ -517,6 +651,16 @@ impl Core {
                 f.received_packets += 1;
                 f.received_bytes += len as u64;
             }
+        }
+    }
+}
+
+impl Core {
+    /// A packet left the network: one fewer in flight for its connection.
+    fn tcp_packet_gone(&mut self, pkt: &Packet) {
+        if let Payload::Tcp { .. } = pkt.payload {
+            let live = self.conns[pkt.flow as usize].live_mut().expect("a connection with packets in flight is live");
+            live.in_flight -= 1;
         }
     }
 }

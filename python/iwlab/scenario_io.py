@@ -1,0 +1,241 @@
+"""Scenarios without the pydantic models: `ScenarioError`, `Scenario`, `load`, the presets.
+
+Everything a run needs goes through the Rust normaliser (`iwlab._core`); the pydantic models of
+`iwlab.scenario` (0.2 s to import) load only when a method needs them (`Scenario.model`,
+`from_data`, `with_sets`). `iwlab.scenario` re-exports all of this module.
+
+>>> sc = load("rfc2415")
+>>> sc.name, sc.data["topology"]["bottleneck"]["rate"]
+('rfc2415', '1.5Mbps')
+"""
+
+from __future__ import annotations
+
+import copy
+import hashlib
+import json
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from importlib import resources
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from iwlab import _core
+
+if TYPE_CHECKING:
+    from iwlab.scenario import ScenarioModel
+
+__all__ = ["Scenario", "ScenarioError", "load", "presets", "preset_path", "describe_presets"]
+
+
+# --- errors --------------------------------------------------------------------------------
+
+class ScenarioError(_core.ScenarioError):
+    """A rejected scenario: `message` names the field path, the value and what is allowed;
+    `path` is the field path (`apps[0].count`), `line`/`column` (1-based) locate it in
+    `source` (a file name, `--set …` or `<memory>`) when known.
+
+    >>> str(ScenarioError("apps[0].count = 0 is not allowed; expected >= 1", "apps[0].count", 12, 1, "a.toml"))
+    'a.toml:12:1: apps[0].count = 0 is not allowed; expected >= 1'
+    """
+
+    def __init__(self, message: str, path: str = "", line: int | None = None, column: int | None = None,
+                 source: str | None = None) -> None:
+        super().__init__(message, path, line, column)
+        self.message, self.path, self.line, self.column, self.source = message, path, line, column, source
+
+    def __reduce__(self) -> tuple[Any, ...]:  # keeps `source` across processes (sweeps)
+        return type(self), (self.message, self.path, self.line, self.column, self.source)
+
+    def __str__(self) -> str:
+        where = self.source or ""
+        if where and self.line is not None:
+            where += f":{self.line}:{self.column}"
+        return f"{where}: {self.message}" if where else self.message
+
+    @classmethod
+    def from_core(cls, e: _core.ScenarioError, source: str | None, located: bool = True) -> ScenarioError:
+        """An error of the core, with its `source`; `located`: its line refers to the user's
+        text (not to JSON made here)."""
+        message, path, line, column = (list(e.args) + ["", None, None])[:4]
+        message = str(message)
+        if line is not None:
+            message = message.removesuffix(f" (at line {line}, column {column})")
+            message = message.replace(f"syntax error at line {line}, column {column}:", "syntax error:")
+        message = "; ".join(part.strip() for part in message.splitlines() if part.strip())
+        if not located:
+            line = column = None
+        return cls(message, str(path or ""), line, column, source)
+
+
+# --- presets ------------------------------------------------------------------------------
+
+def presets() -> list[str]:
+    """Names of the packaged preset scenarios."""
+    root = resources.files("iwlab") / "scenarios"
+    return sorted(p.name[:-5] for p in root.iterdir() if p.name.endswith(".toml"))
+
+
+def preset_path(name: str) -> Path:
+    """The packaged TOML file of preset `name`."""
+    return Path(str(resources.files("iwlab") / "scenarios" / f"{name}.toml"))
+
+
+def describe_presets() -> dict[str, str]:
+    """Preset name → its description."""
+    return {name: str(load(name).data.get("description", "")) for name in presets()}
+
+
+# --- scenarios ----------------------------------------------------------------------------
+
+@dataclass(frozen=True, eq=True)
+class Scenario:
+    """A validated scenario: its canonical data (a dict mirroring the TOML, defaults filled in)
+    and where it came from."""
+
+    data: dict[str, Any]
+    source: str = "<memory>"
+
+    __hash__ = None  # type: ignore[assignment]  # holds a dict
+
+    def __repr__(self) -> str:
+        return f"Scenario(name={self.name!r}, source={self.source!r}, hash={self.hash()!r})"
+
+    @property
+    def name(self) -> str:
+        return str(self.data.get("name", ""))
+
+    @property
+    def description(self) -> str:
+        return str(self.data.get("description", ""))
+
+    @property
+    def model(self) -> ScenarioModel:
+        """The scenario as pydantic models (typed attribute access)."""
+        from iwlab.scenario import ScenarioModel
+
+        return ScenarioModel.model_validate(self.data)
+
+    def to_json(self) -> str:
+        return json.dumps(self.data, sort_keys=True)
+
+    def to_toml(self) -> str:
+        """Canonical TOML (every quantity in its canonical unit)."""
+        return _core.to_toml(self.to_json(), "json")
+
+    def hash(self) -> str:
+        """Stable hash of the canonical scenario (for sweep bookkeeping)."""
+        return hashlib.sha256(self.to_json().encode()).hexdigest()[:16]
+
+    @classmethod
+    def from_toml(cls, text: str, source: str = "<memory>") -> Scenario:
+        """Parses and validates TOML text; errors carry `source` and the line."""
+        try:
+            return cls(json.loads(_core.normalize(text, "toml")), source)
+        except _core.ScenarioError as e:
+            raise ScenarioError.from_core(e, source) from None
+
+    @classmethod
+    def from_data(cls, data: Mapping[str, Any], source: str = "<memory>") -> Scenario:
+        """Validates plain data (as `json.loads` of a scenario gives): structure first with
+        the pydantic models, then everything with the core."""
+        from pydantic import ValidationError
+
+        from iwlab.scenario import ScenarioModel, _from_validation
+
+        try:
+            ScenarioModel.model_validate(data)
+        except ValidationError as e:
+            raise _from_validation(e, source) from None
+        try:
+            text = json.dumps(data, allow_nan=False)
+        except (TypeError, ValueError) as e:
+            raise ScenarioError(f"not plain data: {e}", "", None, None, source) from None
+        try:
+            return cls(json.loads(_core.normalize(text, "json")), source)
+        except _core.ScenarioError as e:
+            raise ScenarioError.from_core(e, source, located=False) from None
+
+    @classmethod
+    def from_model(cls, model: ScenarioModel, source: str = "<memory>") -> Scenario:
+        return cls.from_data(model.to_data(), source)
+
+    def with_overrides(self, overrides: Mapping[str, Any], source: str | None = None) -> Scenario:
+        """A copy with fields replaced: `{"apps[0].count": 32, "topology.bottleneck.rate": "2Mbps"}`.
+        Missing tables on the way are created; list entries must exist."""
+        from iwlab import overrides as ov
+
+        data = copy.deepcopy(self.data)
+        for path, value in overrides.items():
+            try:
+                ov.set_path(data, path, value)
+            except ov.PathError as e:
+                raise ScenarioError(e.message, e.path, None, None, source or self.source) from None
+        return Scenario.from_data(data, source or self.source)
+
+    def with_sets(self, items: Iterable[str]) -> Scenario:
+        """A copy with `PATH=VALUE` overrides applied, the values read as TOML literals (or as
+        bare strings: `topology.bottleneck.rate=2Mbps`). Errors name the `--set` at fault."""
+        items = list(items)
+        if not items:
+            return self
+        from iwlab import overrides as ov
+        from iwlab.scenario import ScenarioModel
+
+        parsed: dict[str, Any] = {}
+        by_path: dict[str, str] = {}
+        data = copy.deepcopy(self.data)
+        for item in items:
+            try:
+                path, text = ov.split_set(item)
+                ann = ov.annotation_at(ScenarioModel, data, ov.parse_path(path))
+                parsed[path] = ov.coerce(ann, ov.literal(text), text)
+                by_path[path] = item
+                ov.set_path(data, path, parsed[path])
+            except ov.PathError as e:
+                raise ScenarioError(e.message, e.path, None, None, "--set" if e.path == item else f"--set {item}") from None
+        try:
+            return self.with_overrides(parsed)
+        except ScenarioError as e:
+            culprit = _culprit(e.path, by_path)
+            if culprit is not None:
+                e.source = f"--set {culprit}"
+            raise
+
+
+def _culprit(path: str, by_path: dict[str, str]) -> str | None:
+    """The `--set` item whose path `path` lies in (or that lies in `path`)."""
+    best = None
+    for p, item in by_path.items():
+        if path and (path == p or path.startswith((p + ".", p + "[")) or p.startswith((path + ".", path + "["))):
+            best = item
+    return best
+
+
+def _resolve_files(node: Any, base: Path) -> None:
+    """Makes relative `file` paths of empirical distributions absolute (relative to `base`)."""
+    if isinstance(node, dict):
+        if node.get("kind") == "empirical" and isinstance(node.get("file"), str) and not Path(node["file"]).is_absolute():
+            node["file"] = str((base / node["file"]).resolve())
+        for v in node.values():
+            _resolve_files(v, base)
+    elif isinstance(node, list):
+        for v in node:
+            _resolve_files(v, base)
+
+
+def load(source: str | Path, sets: Iterable[str] = ()) -> Scenario:
+    """Loads a scenario from a TOML (or `.json`) path or a packaged preset name (`load("rfc2415")`),
+    then applies `PATH=VALUE` overrides (`sets`). Raises `FileNotFoundError` or `ScenarioError`."""
+    path = Path(source)
+    if not path.exists() and str(source) in presets():
+        path = preset_path(str(source))
+    if not path.is_file():
+        what = "is a folder, not a scenario file" if path.is_dir() else "no such scenario file or preset"
+        raise FileNotFoundError(f"{source}: {what} (presets: {', '.join(presets())})")
+    try:
+        data = json.loads(_core.normalize_path(str(path)))
+    except _core.ScenarioError as e:
+        raise ScenarioError.from_core(e, str(source)) from None
+    _resolve_files(data, path.parent)
+    return Scenario(data, str(path)).with_sets(sets)
