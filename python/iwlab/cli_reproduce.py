@@ -3,9 +3,9 @@
     iwlab reproduce rfc2415 --quick --out out/rfc2415
     iwlab reproduce all --seeds 5 --dask tcp://scheduler:8786
 
-Prints each table in the layout of the original document (every cell `mean [95 % interval]`
+Prints the claims ledger first (claim · published · ours [CI] · verdict), then each table in the layout of the original document (every cell `mean [95 % interval]`
 across seeds), the conclusions computed from them, and the path of the HTML report; writes
-`tables/*.csv`, `result.json`, `report.html` and the raw runs (`raw/`, resumable) under `--out`.
+`claims.csv`, `tables/*.csv` (+ `*_long.csv`), `result.json`, `report.html` and the raw runs (`raw/`, resumable) under `--out`.
 Bad input (an unknown study, `--seeds 0`, an unreachable Dask scheduler) prints one line and
 exits with status 2.
 """
@@ -31,6 +31,11 @@ def _check_studies(names: list[str]) -> None:
 
 
 def _print(result, path: Path) -> None:
+    if result.claims:
+        from iwlab.studies.claims import claims_text
+
+        typer.echo(claims_text(result.claims))
+        typer.echo("")
     for table in result.tables:
         typer.echo(table.text())
         typer.echo("")
@@ -79,7 +84,19 @@ def reproduce(
                     _print(result, path)
                     typer.echo("")
 
-                summary = reproduce_all(opts, on_result=show)
+                judged: list = []
+
+                def show_and_keep(name: str, result, path: Path) -> None:
+                    judged.append((name, result.claims))
+                    show(name, result, path)
+
+                summary = reproduce_all(opts, on_result=show_and_keep)
+                from iwlab.studies.claims import summary_line
+
+                typer.echo("Claims summary (claims.csv in each study's folder):")
+                for name, claims in judged:
+                    typer.echo(f"  {summary_line(claims, name)}")
+                typer.echo("  " + summary_line([j for _, c in judged for j in c], "all studies"))
                 typer.echo(f"summary report: {summary}")
             else:
                 result, path = run_study(study, opts)
