@@ -207,3 +207,28 @@ def test_long_form_tables_round_trip(tmp_path):
     # Selecting by key columns needs no label parsing.
     sel = long[(long["webs"] == 8) & (long["ftps"] == 0) & (long["iw"] == 2)]
     assert float(sel["value"].iloc[0]) == pytest.approx(float(t.frame.loc["8/0", "IW=2 (% decrease)"]))
+
+
+def test_congested_links_evidence_takes_the_conditions_a_variant_ran():
+    """A variant runs a few (pattern, level) rows only: the evidence covers those, the rest of the
+    claims' conditions are not testable (no crash, no invented cells)."""
+    from iwlab.studies import congested_links as cgl
+
+    rows = []
+    for size in cgl.SIZES:
+        for iw, c in (("iw3", 1.0), ("iw10", 1.5)):
+            for seed in (1, 2, 3):
+                rows.append({"pattern": "constant", "level": 90, "size": size, "iw": iw, "seed": seed, "flows": 50,
+                             "completed": 1.0, "completion": c * size / 10,
+                             "throughput": 100 / c, "lost": c, "retransmits": c, "timeouts": c - 1,
+                             "fast_retransmits": 0.0, "syn_retransmits": 0.0, "util": 0.9, "drop_rate": 0.01})
+    runs = pd.DataFrame(rows)
+    ev = cgl.evidence(runs)
+    assert ev["ratio 10-9 constant 90"].value == pytest.approx(0.0, abs=1e-9)
+    assert ev["lost IW10-IW3 constant 90 9"].value == pytest.approx(0.5)
+    assert not any("thr ratio change" in k for k in ev)
+    tabs = {t.name: t for t in cgl.tables(runs)}
+    judged = {j.claim.id: j for j in cl.judge(cgl.ledger(), cl.Evidence(tabs, ev))}
+    assert judged["NR-2a"].verdict == "reproduced"  # ratio 1.5 at constant 90 % (the only level run)
+    assert {r.verdict for r in judged["NR-2a"].rows if "90 %" not in r.check.condition} == {"not testable"}
+    assert judged["NR-4"].verdict == "not testable"

@@ -327,12 +327,12 @@ class Where:
 
 def where_it_holds(judged: Sequence[Judged], ledger: Sequence[Claim], variants: Mapping[str, Evidence],
                    varied: str, only: Sequence[str] | None = None) -> list[Where]:
-    """Re-judges each claim whose verdict is *not reproduced* (or partly, if listed in `only`) on every
-    variant's evidence; sets `Judged.where` and returns the per-variant verdicts."""
+    """Re-judges each claim whose verdict is *not reproduced* or *partly* (or only those listed in
+    `only`) on every variant's evidence; sets `Judged.where` and returns the per-variant verdicts."""
     by_id = {c.id: c for c in ledger}
     out = []
     for j in judged:
-        if j.verdict != "not reproduced" and not (only and j.claim.id in only):
+        if j.verdict not in ("not reproduced", "partly") or (only is not None and j.claim.id not in only):
             continue
         res = []
         for label, ev in variants.items():
@@ -468,12 +468,29 @@ def claims_html(judged: Sequence[Judged], figures: Sequence[str] = (), ja: Seque
             f"</small>{more}{where}</td><td>{e(_published_str(j))}</td><td>{e(_ours_str(j))}</td>"
             f"<td style='background:{colour}'><b>{e(j.verdict)}</b></td><td>{links(c)}</td></tr>")
     n = summary_line(judged)
+    en_html = ("<h3>Summary of the verdicts</h3><ul>" + "".join(f"<li>{e(s)}</li>" for s in english_summary(judged))
+               + "</ul>")
     ja_html = ("<h3 lang=ja>検証結果の要約（日本語）</h3><ul lang=ja>" + "".join(f"<li>{e(s)}</li>" for s in ja) + "</ul>"
                if ja else "")
+    if ja:
+        ja_html = f"<div class=pair><div>{en_html}</div><div lang=ja>{ja_html}</div></div>"
+        en_html = ""
     return (f"<h2 id=claims>Claims of the original and our verdicts</h2><p>{e(n)}. Each verdict is computed from our "
             "runs by the rule printed under the claim (never written by hand); the per-condition numbers are folded "
-            f"under each claim.</p><table class=claims><thead>{head}</thead><tbody>{''.join(body)}</tbody></table>"
-            + ja_html)
+            f"under each claim.</p>{en_html}{ja_html}<table class=claims><thead>{head}</thead><tbody>{''.join(body)}"
+            "</tbody></table>")
+
+
+def english_summary(judged: Sequence[Judged]) -> list[str]:
+    """One sentence per claim: source, our paraphrase, verdict (and where it would hold)."""
+    out = []
+    for j in judged:
+        tested = [r for r in j.rows if r.verdict != "not testable"]
+        k = sum(r.verdict == "reproduced" for r in tested)
+        tail = f" ({k} of {len(tested)} conditions)" if len(tested) > 1 else ""
+        where = f"; where it would hold: {j.where}" if j.where else ""
+        out.append(f"{j.claim.source}: {j.claim.claim} — {j.verdict}{tail}{where}")
+    return out
 
 
 def japanese_summary(judged: Sequence[Judged], title: str) -> list[str]:

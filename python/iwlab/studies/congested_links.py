@@ -656,13 +656,17 @@ def evidence(runs: pd.DataFrame) -> dict[str, Cell]:
     ev: dict[str, Cell] = {}
     patterns, levels, sizes = runs["pattern"].unique(), sorted(runs["level"].unique()), set(runs["size"].unique())
     rc, rt = ratios(runs, "completion"), ratios(runs, "throughput")
+    present = set(zip(runs["pattern"], runs["level"]))
     for pt in patterns:
         for lv in levels:
+            if (pt, lv) not in present:
+                continue
             row = {"pattern": pt, "level": lv}
             if {9, 10} <= sizes:
                 r = rc[(rc["pattern"] == pt) & (rc["level"] == lv)].pivot_table(index="seed", columns="size",
                                                                                   values="ratio", aggfunc="first")
-                ev[f"ratio 10-9 {pt} {lv:g}"] = cell((r[10] - r[9]).replace([np.inf, -np.inf], np.nan))
+                if {9, 10} <= set(r.columns):
+                    ev[f"ratio 10-9 {pt} {lv:g}"] = cell((r[10] - r[9]).replace([np.inf, -np.inf], np.nan))
             for size in sizes:
                 for metric in ("lost", "retransmits", "timeouts", "fast_retransmits"):
                     ev[f"{metric} IW10-IW3 {pt} {lv:g} {size}"] = paired(
@@ -673,12 +677,15 @@ def evidence(runs: pd.DataFrame) -> dict[str, Cell]:
                         for metric in ("completion", "throughput", "lost"):
                             ev[f"{metric} {b}-{a} {pt} {lv:g} {iw}"] = paired(
                                 runs, metric, {**row, "size": a, "iw": iw}, {**row, "size": b, "iw": iw})
-        if len(levels) > 1:
+        mine = sorted(lv for p_, lv in present if p_ == pt)
+        if len(mine) > 1:
             for size in sizes:
                 w = rt[(rt["pattern"] == pt) & (rt["size"] == size)].pivot_table(index="seed", columns="level",
                                                                                    values="ratio", aggfunc="first")
-                ev[f"thr ratio change {pt} {size}"] = cell((w[levels[-1]] - w[levels[0]]).replace([np.inf, -np.inf],
-                                                                                                   np.nan))
+                if not {mine[0], mine[-1]} <= set(w.columns):
+                    continue
+                ev[f"thr ratio change {pt} {size}"] = cell((w[mine[-1]] - w[mine[0]]).replace([np.inf, -np.inf],
+                                                                                               np.nan))
     return ev
 
 

@@ -39,7 +39,8 @@ def _table(t: Table) -> str:
 STYLE = """body{font-family:system-ui,sans-serif;max-width:1100px;margin:2em auto;padding:0 1em;color:#222}
 table{border-collapse:collapse;margin:.5em 0}td,th{border:1px solid #ccc;padding:.25em .6em;text-align:right}
 th{background:#f4f4f4}small{color:#666}img{max-width:100%;border:1px solid #eee}.note{color:#555;font-size:.9em}
-pre{background:#f8f8f8;padding:.6em;overflow:auto;font-size:.85em}"""
+pre{background:#f8f8f8;padding:.6em;overflow:auto;font-size:.85em}
+.pair{display:flex;gap:2em}.pair>div{flex:1}table.claims td,table.claims th{vertical-align:top}"""
 
 
 def page(title: str, body: Sequence[str]) -> str:

@@ -582,7 +582,7 @@ def _notes(base: Scenario, p: Plan, red: dict[str, Any], direction: str) -> list
         f"of the bottleneck; compared at {p.red_at[0]} webs / {p.red_at[1]} FTP.",
         "Results are what the simulator produces; they are not adjusted toward the RFC's numbers.",
         "Claims: the verdicts use the preset as described above. Claims not reproduced are judged again on the "
-        "HTTP/1.0 grid webs {8, 16, 32} × ftps {0, 1} × IW 1…4 with " + " and with ".join(RFC2415_VARIANTS) +
+        "HTTP/1.0 grid webs {8, 16, 32} × ftps {0, 1, 3} × IW 1…4 with " + " and with ".join(RFC2415_VARIANTS) +
         " (the RFC states neither); the report lists where each would hold. Table 3/5 cells: the RFC gives no unit "
         "for the FTP power, so its IW=1 cells are not judged and the others are compared as ratios to IW=1; Table 6 "
         "goodputs are scaled to the RFC's 360 s when a run is shorter.",
@@ -647,7 +647,7 @@ def run(opts: Options, _tiny: bool | None = None) -> StudyResult:
 
 
 #: "Where it holds" variants: model choices RFC 2415 leaves open, each run on the HTTP/1.0 grid
-#: webs {8, 16, 32} × ftps {0, 1} × IW 1…4 (the plan's seeds and run length). The verdicts use the
+#: webs {8, 16, 32} × ftps {0, 1, 3} × IW 1…4 (the plan's seeds and run length). The verdicts use the
 #: preset (no delayed ACK, 1 ms access links).
 RFC2415_VARIANTS: dict[str, dict[str, Any]] = {
     "delayed ACK (2 segments, 100 ms)": {"tcp.delayed_ack": {"segments": 2, "timeout": "100ms"}},
@@ -661,7 +661,7 @@ def _variants(opts: Options, p: Plan, base: Scenario, direction: str, main: _Run
 
     from iwlab.studies.claims import Evidence
 
-    vp = replace(p, ftps=tuple(f for f in p.ftps if f <= 1), https=("1.0",))
+    vp = replace(p, ftps=tuple(f for f in p.ftps if f in (0, 1, 3)), https=("1.0",))
     out = {}
     for i, (label, overrides) in enumerate(RFC2415_VARIANTS.items()):
         run = _Runner(opts, vp, prefix=f"where{i}-")
