@@ -232,3 +232,59 @@ def test_congested_links_evidence_takes_the_conditions_a_variant_ran():
     assert judged["NR-2a"].verdict == "reproduced"  # ratio 1.5 at constant 90 % (the only level run)
     assert {r.verdict for r in judged["NR-2a"].rows if "90 %" not in r.check.condition} == {"not testable"}
     assert judged["NR-4"].verdict == "not testable"
+
+
+FAKE = '''
+from iwlab.studies import claims as cl
+from iwlab.studies.base import Cell, StudyResult, Table
+
+NAME = {name!r}
+
+
+def ledger():
+    return [cl.Claim("up", "Doc Table 1", "p. 1", "X is above 1.", "x", cl.Direction(">", 1.0),
+                     (cl.Check("a", cl.Ref("T", "r", "x")),)),
+            cl.Claim("eq", "Doc Table 1", "p. 1", "Y equals 2.", "y", cl.Near(tol=0.1),
+                     (cl.Check("b", cl.Ref("T", "r", "y"), 2.0),))]
+
+
+def run(opts):
+    t = Table.from_cells("T", "t", {{"r": {{"x": Cell({x}, {x} - 0.1, {x} + 0.1, 3), "y": Cell(2.0, 1.9, 2.1, 3)}}}})
+    return StudyResult(NAME, NAME, tables=[t], claims=cl.judge(ledger(), cl.Evidence({{"T": t}})))
+'''
+
+
+def test_reproduce_prints_the_claims_first_and_all_ends_with_the_claims_summary(tmp_path, monkeypatch):
+    import textwrap
+
+    import typer
+    from typer.testing import CliRunner
+
+    import iwlab.studies
+    from iwlab import cli_reproduce
+
+    pkg = tmp_path / "fakes"
+    pkg.mkdir()
+    for name, x in (("alpha", 1.5), ("beta", 0.5)):
+        (pkg / f"claims_fake_{name}.py").write_text(textwrap.dedent(FAKE.format(name=name, x=x)))
+    monkeypatch.syspath_prepend(str(pkg))
+    monkeypatch.setattr(iwlab.studies, "STUDIES", {"alpha": "claims_fake_alpha", "beta": "claims_fake_beta"})
+    app = typer.Typer()
+    app.callback()(lambda: None)
+    cli_reproduce.register(app)
+    r = CliRunner().invoke(app, ["reproduce", "alpha", "--out", str(tmp_path / "one")])
+    assert r.exit_code == 0, r.output
+    lines = r.output.splitlines()
+    assert lines[0].startswith("Claims of the original") and "REPRODUCED" in lines[1]
+    assert r.output.index("Claims of the original") < r.output.index("T: t")
+    r = CliRunner().invoke(app, ["reproduce", "all", "--out", str(tmp_path / "all")])
+    assert r.exit_code == 0, r.output
+    tail = r.output.rstrip().splitlines()[-5:]
+    assert tail[0] == "Claims summary (claims.csv in each study's folder):"
+    assert tail[1].startswith("  alpha: 2 claims (2 checked cells/conditions): 2 reproduced, 0 partly, 0 not reproduced")
+    assert tail[2].startswith("  beta: 2 claims (2 checked cells/conditions): 1 reproduced, 0 partly, 1 not reproduced")
+    assert tail[3] == ("  all studies: 4 claims (4 checked cells/conditions): 3 reproduced, 0 partly, 1 not reproduced, "
+                       "0 not testable")
+    assert tail[4].startswith("summary report: ")
+    assert pd.read_csv(tmp_path / "all" / "beta" / "claims.csv")["verdict"].tolist() == ["not reproduced", "reproduced"]
+    assert "All studies: 4 claims" in (tmp_path / "all" / "report.html").read_text()

@@ -10,7 +10,7 @@ import pytest
 from iwlab.studies import Options
 from iwlab.studies import congested_links as cl
 from iwlab.studies.base import TINY_ENV
-from studies_common import run_tiny, tables
+from studies_common import check_claims, run_tiny, tables
 
 ROWS = [f"{pt} {lv} %" for pt in cl.PATTERNS for lv in (60, 95)]
 PAIRS = [f"{s} seg {iw}" for s in (10, 22) for iw in ("IW3", "IW10")]
@@ -140,18 +140,6 @@ def test_pcap_counting_on_a_lossless_run(tmp_path):
         assert seen[10_000 + int(i)] == int(d) == 23
 
 
-def test_the_claims_ledger_is_judged_on_the_run_and_written_first(study):
-    """Issue 14: every claim gets a verdict computed from this run; claims.csv and the long tables
-    are written; the report opens with the ledger."""
-    from iwlab.studies.claims import VERDICTS
 
-    res, out, report = study
-    assert res.claims and all(j.verdict in VERDICTS for j in res.claims)
-    assert any(j.verdict != "not testable" for j in res.claims)
-    df = pd.read_csv(out / "claims.csv")
-    assert len(df) == sum(len(j.rows) for j in res.claims) and set(df["verdict"]) <= set(VERDICTS)
-    html = report.read_text()
-    assert html.index("id=claims") < html.index("<h2>Tables</h2>")
-    for t in res.tables:
-        long = pd.read_csv(out / "tables" / f"{t.name}_long.csv")
-        assert len(long) == t.frame.size and {"metric", "value", "ci_lo", "ci_hi"} <= set(long.columns)
+def test_the_claims_ledger_is_judged_on_the_run_and_written_first(study):
+    check_claims(*study)

@@ -11,7 +11,7 @@ import pytest
 
 import iwlab
 from iwlab.studies import iw_function as st
-from studies_common import run_tiny, tables
+from studies_common import check_claims, run_tiny, tables
 
 POLICIES = ["C = 4", "C = 10", "C = 45", "V = 10", "V = 45"]
 COLUMNS = ["RT_s", "RR_s %", "RR_l %", "CT_s (s)", "CT_l (s)", "small flows", "large flows", "large completed %"]
@@ -88,18 +88,6 @@ def test_csvs_report_and_conclusions(study):
     assert any("θ = 200 kB" in n for n in res.notes)
 
 
-def test_the_claims_ledger_is_judged_on_the_run_and_written_first(study):
-    """Issue 14: every claim gets a verdict computed from this run; claims.csv and the long tables
-    are written; the report opens with the ledger."""
-    from iwlab.studies.claims import VERDICTS
 
-    res, out, report = study
-    assert res.claims and all(j.verdict in VERDICTS for j in res.claims)
-    assert any(j.verdict != "not testable" for j in res.claims)
-    df = pd.read_csv(out / "claims.csv")
-    assert len(df) == sum(len(j.rows) for j in res.claims) and set(df["verdict"]) <= set(VERDICTS)
-    html = report.read_text()
-    assert html.index("id=claims") < html.index("<h2>Tables</h2>")
-    for t in res.tables:
-        long = pd.read_csv(out / "tables" / f"{t.name}_long.csv")
-        assert len(long) == t.frame.size and {"metric", "value", "ci_lo", "ci_hi"} <= set(long.columns)
+def test_the_claims_ledger_is_judged_on_the_run_and_written_first(study):
+    check_claims(*study)

@@ -9,7 +9,7 @@ import pandas as pd
 import pytest
 
 from iwlab.studies import rfc6928 as st
-from studies_common import run_tiny, tables
+from studies_common import check_claims, run_tiny, tables
 
 RFC_TABLE = {  # RFC 6928 §5.1, verbatim
     "segments": [3, 6, 10, 12, 21, 25, 33, 46, 51, 78, 79, 120, 127],
@@ -110,18 +110,6 @@ def test_csvs_report_and_conclusions(study):
     assert f"{rt.frame.loc['AvgDC all', 'IW3 %']:.2f} %" in " ".join(res.conclusions)
 
 
-def test_the_claims_ledger_is_judged_on_the_run_and_written_first(study):
-    """Issue 14: every claim gets a verdict computed from this run; claims.csv and the long tables
-    are written; the report opens with the ledger."""
-    from iwlab.studies.claims import VERDICTS
 
-    res, out, report = study
-    assert res.claims and all(j.verdict in VERDICTS for j in res.claims)
-    assert any(j.verdict != "not testable" for j in res.claims)
-    df = pd.read_csv(out / "claims.csv")
-    assert len(df) == sum(len(j.rows) for j in res.claims) and set(df["verdict"]) <= set(VERDICTS)
-    html = report.read_text()
-    assert html.index("id=claims") < html.index("<h2>Tables</h2>")
-    for t in res.tables:
-        long = pd.read_csv(out / "tables" / f"{t.name}_long.csv")
-        assert len(long) == t.frame.size and {"metric", "value", "ci_lo", "ci_hi"} <= set(long.columns)
+def test_the_claims_ledger_is_judged_on_the_run_and_written_first(study):
+    check_claims(*study)

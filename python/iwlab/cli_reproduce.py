@@ -59,6 +59,8 @@ def reproduce(
                                                                      "cores].")] = None,
     dask: Annotated[Optional[str], typer.Option("--dask", metavar="ADDR", help="Run on a Dask cluster: "
                                                 "tcp://host:port.")] = None,
+    where: Annotated[bool, typer.Option("--where/--no-where", help="Run the variants that show where claims not "
+                                                                  "reproduced would hold.")] = True,
 ) -> None:
     """Re-run a founding IW study (or all of them): tables, figures, conclusions, HTML report."""
     from iwlab.studies import STUDIES, Options
@@ -75,7 +77,7 @@ def reproduce(
         fail(f"--dask {dask!r} is not a scheduler address; expected e.g. tcp://host:8786")
     _check_studies(list(STUDIES) if study == "all" else [study])
     folder = out if out is not None else Path("out") / study
-    opts = Options(folder, quick=quick, seeds=seeds, jobs=jobs, dask=dask, progress=True)
+    opts = Options(folder, quick=quick, seeds=seeds, jobs=jobs, dask=dask, progress=True, where=where)
     with user_errors():
         try:
             if study == "all":

@@ -60,6 +60,8 @@ class Options:
     jobs: int | None = None
     dask: str | None = None
     progress: bool = True
+    #: Run the "where would it hold" variants for claims not reproduced (issue 14); False skips them.
+    where: bool = True
 
     def n_seeds(self, full: int = 10, quick: int = 3) -> int:
         return self.seeds if self.seeds is not None else (quick if self.quick else full)

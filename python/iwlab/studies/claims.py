@@ -277,7 +277,7 @@ def _aggregate(rows: Sequence[Row]) -> tuple[str, str]:
     tally = f"{n['reproduced']} of {len(tested)} conditions reproduced, {n['partly']} partly, {n['not reproduced']} not"
     if n["reproduced"] == len(tested):
         return "reproduced", tally + skipped
-    if n["reproduced"] == 0 and n["partly"] == 0:
+    if n["reproduced"] == 0 and n["partly"] < len(tested):
         return "not reproduced", tally + skipped
     holds = [r.check.condition for r in tested if r.verdict == "reproduced"]
     shown = "; ".join(holds[:6]) + (" …" if len(holds) > 6 else "")
@@ -286,8 +286,9 @@ def _aggregate(rows: Sequence[Row]) -> tuple[str, str]:
 
 def judge(ledger: Sequence[Claim], ev: Evidence) -> list[Judged]:
     """Applies every claim's rule to each of its checks; the claim's verdict aggregates them:
-    all tested conditions reproduced → reproduced; none reproduced or partly → not reproduced;
-    otherwise partly (the conditions where it holds are listed); nothing tested → not testable."""
+    all tested conditions reproduced → reproduced; none reproduced and at least one not reproduced →
+    not reproduced; otherwise (some reproduced, or every one partly) → partly, with the conditions
+    where it holds listed; nothing tested → not testable."""
     out = []
     for c in ledger:
         rows = []
@@ -315,7 +316,7 @@ class Where:
 
     def region(self) -> str:
         holds = [lab for lab, v, _ in self.results if v == "reproduced"]
-        partly = [lab for lab, v, _ in self.results if v == "partly"]
+        partly = [f"{lab} [{d.split(' (')[0].split(';')[0]}]" for lab, v, d in self.results if v == "partly"]
         tested = [lab for lab, v, _ in self.results if v != "not testable"]
         if not tested:
             return f"not testable on the variants ({self.varied})"
@@ -339,6 +340,8 @@ def where_it_holds(judged: Sequence[Judged], ledger: Sequence[Claim], variants: 
             (vj,) = judge([by_id[j.claim.id]], ev)
             res.append((label, vj.verdict, vj.detail))
         w = Where(j.claim.id, varied, res)
+        if j.verdict == "partly" and all(v == "not testable" for _, v, _ in res):
+            continue  # the variants do not cover this claim's conditions: nothing to say
         j.where = (j.where + " | " if j.where else "") + w.region()
         out.append(w)
     return out

@@ -599,7 +599,7 @@ def run(opts: Options, *, bandwidth_mbps: float | None = None, rtt_ms: float | N
         t.col_keys = lambda c, name=t.name: _col_keys(c, name)
     book = ledger()
     judged = judge(book, Evidence(by_name, evidence(runs)))
-    if p.mode != "tiny":
+    if p.mode != "tiny" and opts.where:
         variants = variant_evidence(opts, p, bw, rtt)
         where_it_holds(judged, book, variants, "bottleneck buffer (preset 50 pkt); TCP background model "
                        "(Poisson arrivals vs long-lived flows)")

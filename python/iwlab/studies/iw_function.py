@@ -383,7 +383,7 @@ def run(opts: Options) -> StudyResult:
             t.col_keys = lambda c: {**_policy_keys(c), "metric": "network_power"}
     book = ledger()
     judged = judge(book, Evidence(by_name, evidence(runs)))
-    if p.mode != "tiny":
+    if p.mode != "tiny" and opts.where:
         where_it_holds(judged, book, _variants(opts, p, base, access, theta),
                        f"offered load (preset 0.6) and bottleneck buffer (preset 100 pkt), at RTT {VARIANT_RTT} ms")
         setup["where-it-holds variants"] = (f"{', '.join(VARIANTS)} at RTT {VARIANT_RTT} ms, policies "

@@ -458,7 +458,7 @@ def run(opts: Options) -> StudyResult:
             t.col_keys = lambda c: {"segments": int(c), "metric": "round_trips"}
     book = ledger()
     judged = judge(book, Evidence(by_name))
-    if p.mode != "tiny":
+    if p.mode != "tiny" and opts.where:
         where_it_holds(judged, book, _variants(opts, p), "access-link buffer (the RFC gives none; preset 50 packets)")
         setup["where-it-holds variants"] = f"{', '.join(VARIANTS)}; IW3 and IW10; {p.seeds} seeds × {p.duration:g} s"
         notes.append("Claims: the verdicts use the preset (50-packet drop-tail access buffers). Claims not reproduced "
