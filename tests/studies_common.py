@@ -19,3 +19,23 @@ def run_tiny(module, out):
 
 def tables(res):
     return {t.name: t for t in res.tables}
+
+
+def check_claims(res, out, report):
+    """Issue 14: every claim gets a verdict computed from this run, its links name the report's
+    tables/figures; claims.csv and the long tables are written; the report opens with the ledger."""
+    import pandas as pd
+
+    from iwlab.studies.claims import VERDICTS
+
+    assert res.claims and all(j.verdict in VERDICTS for j in res.claims)
+    assert any(j.verdict != "not testable" for j in res.claims)
+    anchors = {t.name for t in res.tables} | {f.name for f in res.figures}
+    assert all(link in anchors for j in res.claims for link in j.claim.links)
+    df = pd.read_csv(out / "claims.csv")
+    assert len(df) == sum(len(j.rows) for j in res.claims) and set(df["verdict"]) <= set(VERDICTS)
+    html = report.read_text()
+    assert html.index("id=claims") < html.index("<h2>Tables</h2>")
+    for t in res.tables:
+        long = pd.read_csv(out / "tables" / f"{t.name}_long.csv")
+        assert len(long) == t.frame.size and {"metric", "value", "ci_lo", "ci_hi"} <= set(long.columns)

@@ -10,7 +10,7 @@ import pytest
 from iwlab.studies import Options
 from iwlab.studies import congested_links as cl
 from iwlab.studies.base import TINY_ENV
-from studies_common import run_tiny, tables
+from studies_common import check_claims, run_tiny, tables
 
 ROWS = [f"{pt} {lv} %" for pt in cl.PATTERNS for lv in (60, 95)]
 PAIRS = [f"{s} seg {iw}" for s in (10, 22) for iw in ("IW3", "IW10")]
@@ -138,3 +138,8 @@ def test_pcap_counting_on_a_lossless_run(tmp_path):
     assert {10_000 + int(i) for i in done["flow"]} <= set(seen)
     for i, d in zip(done["flow"], done["data_segments"]):
         assert seen[10_000 + int(i)] == int(d) == 23
+
+
+
+def test_the_claims_ledger_is_judged_on_the_run_and_written_first(study):
+    check_claims(*study)

@@ -11,7 +11,7 @@ import pytest
 
 import iwlab
 from iwlab.studies import iw_function as st
-from studies_common import run_tiny, tables
+from studies_common import check_claims, run_tiny, tables
 
 POLICIES = ["C = 4", "C = 10", "C = 45", "V = 10", "V = 45"]
 COLUMNS = ["RT_s", "RR_s %", "RR_l %", "CT_s (s)", "CT_l (s)", "small flows", "large flows", "large completed %"]
@@ -86,3 +86,8 @@ def test_csvs_report_and_conclusions(study):
     col4 = tables(res)["improvement"].frame["CT_s vs C = 4 %"]
     assert f"{col4.max():.1f} %" in res.conclusions[1]
     assert any("θ = 200 kB" in n for n in res.notes)
+
+
+
+def test_the_claims_ledger_is_judged_on_the_run_and_written_first(study):
+    check_claims(*study)

@@ -132,7 +132,7 @@ def test_the_csvs_hold_each_table_with_its_interval_columns(study):
             assert {c, f"{c}_lo", f"{c}_hi"} <= set(df.columns), (t.name, c)
         assert len(df.columns) == 3 * len(t.frame.columns)
     assert sorted(p.name for p in (out / "tables").glob("*.csv")) == \
-        sorted(f"{n}.csv" for n in ("T1", "T2", "T3", "T4", "T5", "T6", "RED"))
+        sorted(f"{n}{long}.csv" for n in ("T1", "T2", "T3", "T4", "T5", "T6", "RED") for long in ("", "_long"))
 
 
 def test_the_report_embeds_the_figures_and_documents_the_model(study):
@@ -186,3 +186,25 @@ def test_a_second_run_resumes_from_the_raw_runs(study):
     for a, b in zip(res.tables, again.tables):
         pd.testing.assert_frame_equal(a.frame, b.frame)
     assert again.conclusions == res.conclusions
+
+
+def test_the_claims_ledger_is_judged_on_the_run_with_a_japanese_summary(study):
+    """Issue 14: verdicts computed from this run, claims.csv, the ledger first in the report, the
+    Japanese summary of the verdicts, tidy T1 with webs/ftps/iw keys."""
+    from studies_common import check_claims
+
+    res, report, out, _ = study
+    check_claims(res, out, report)
+    by_id = {j.claim.id: j for j in res.claims}
+    # The tiny grid has webs {8, 16}: the 32-web cells are not testable, the others are judged.
+    t1 = by_id["T1-decrease"]
+    assert {r.verdict for r in t1.rows if r.check.condition.startswith("webs=32")} == {"not testable"}
+    assert all(r.verdict != "not testable" for r in t1.rows if r.check.condition.startswith("webs=8, ftps=0"))
+    df = pd.read_csv(out / "claims.csv")
+    assert len(df[df["claim_id"].str.startswith("T1-")]) == 48
+    assert res.claims_ja and res.claims_ja[0].startswith("RFC 2415 の主張の検証結果")
+    html = report.read_text()
+    assert html.index("id=claims") < html.index("<h2>Tables</h2>") and "検証結果の要約" in html
+    long = pd.read_csv(out / "tables" / "T1_long.csv")
+    assert {"webs", "ftps", "iw", "metric"} <= set(long.columns)
+    assert set(long["metric"]) == {"median_page_delay_s", "delay_decrease_pct"}

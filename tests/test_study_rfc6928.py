@@ -9,7 +9,7 @@ import pandas as pd
 import pytest
 
 from iwlab.studies import rfc6928 as st
-from studies_common import run_tiny, tables
+from studies_common import check_claims, run_tiny, tables
 
 RFC_TABLE = {  # RFC 6928 §5.1, verbatim
     "segments": [3, 6, 10, 12, 21, 25, 33, 46, 51, 78, 79, 120, 127],
@@ -108,3 +108,8 @@ def test_csvs_report_and_conclusions(study):
     assert f"{bw.frame.loc[st.ALL, 'AvgDC improvement %']:.1f} %" in res.conclusions[1]
     rt = tables(res)["retransmissions"]
     assert f"{rt.frame.loc['AvgDC all', 'IW3 %']:.2f} %" in " ".join(res.conclusions)
+
+
+
+def test_the_claims_ledger_is_judged_on_the_run_and_written_first(study):
+    check_claims(*study)

@@ -3,9 +3,9 @@
     iwlab reproduce rfc2415 --quick --out out/rfc2415
     iwlab reproduce all --seeds 5 --dask tcp://scheduler:8786
 
-Prints each table in the layout of the original document (every cell `mean [95 % interval]`
+Prints the claims ledger first (claim · published · ours [CI] · verdict), then each table in the layout of the original document (every cell `mean [95 % interval]`
 across seeds), the conclusions computed from them, and the path of the HTML report; writes
-`tables/*.csv`, `result.json`, `report.html` and the raw runs (`raw/`, resumable) under `--out`.
+`claims.csv`, `tables/*.csv` (+ `*_long.csv`), `result.json`, `report.html` and the raw runs (`raw/`, resumable) under `--out`.
 Bad input (an unknown study, `--seeds 0`, an unreachable Dask scheduler) prints one line and
 exits with status 2.
 """
@@ -31,6 +31,11 @@ def _check_studies(names: list[str]) -> None:
 
 
 def _print(result, path: Path) -> None:
+    if result.claims:
+        from iwlab.studies.claims import claims_text
+
+        typer.echo(claims_text(result.claims))
+        typer.echo("")
     for table in result.tables:
         typer.echo(table.text())
         typer.echo("")
@@ -54,6 +59,8 @@ def reproduce(
                                                                      "cores].")] = None,
     dask: Annotated[Optional[str], typer.Option("--dask", metavar="ADDR", help="Run on a Dask cluster: "
                                                 "tcp://host:port.")] = None,
+    where: Annotated[bool, typer.Option("--where/--no-where", help="Run the variants that show where claims not "
+                                                                  "reproduced would hold.")] = True,
 ) -> None:
     """Re-run a founding IW study (or all of them): tables, figures, conclusions, HTML report."""
     from iwlab.studies import STUDIES, Options
@@ -70,7 +77,7 @@ def reproduce(
         fail(f"--dask {dask!r} is not a scheduler address; expected e.g. tcp://host:8786")
     _check_studies(list(STUDIES) if study == "all" else [study])
     folder = out if out is not None else Path("out") / study
-    opts = Options(folder, quick=quick, seeds=seeds, jobs=jobs, dask=dask, progress=True)
+    opts = Options(folder, quick=quick, seeds=seeds, jobs=jobs, dask=dask, progress=True, where=where)
     with user_errors():
         try:
             if study == "all":
@@ -79,7 +86,19 @@ def reproduce(
                     _print(result, path)
                     typer.echo("")
 
-                summary = reproduce_all(opts, on_result=show)
+                judged: list = []
+
+                def show_and_keep(name: str, result, path: Path) -> None:
+                    judged.append((name, result.claims))
+                    show(name, result, path)
+
+                summary = reproduce_all(opts, on_result=show_and_keep)
+                from iwlab.studies.claims import summary_line
+
+                typer.echo("Claims summary (claims.csv in each study's folder):")
+                for name, claims in judged:
+                    typer.echo(f"  {summary_line(claims, name)}")
+                typer.echo("  " + summary_line([j for _, c in judged for j in c], "all studies"))
                 typer.echo(f"summary report: {summary}")
             else:
                 result, path = run_study(study, opts)

@@ -48,7 +48,7 @@ def reproduce_all(opts: Options,
 
     done = []
     for name in STUDIES:
-        sub = Options(opts.out / name, opts.quick, opts.seeds, opts.jobs, opts.dask, opts.progress)
+        sub = Options(opts.out / name, opts.quick, opts.seeds, opts.jobs, opts.dask, opts.progress, opts.where)
         res, path = reproduce(name, sub)
         if on_result is not None:
             on_result(name, res, path)

@@ -60,6 +60,8 @@ class Options:
     jobs: int | None = None
     dask: str | None = None
     progress: bool = True
+    #: Run the "where would it hold" variants for claims not reproduced (issue 14); False skips them.
+    where: bool = True
 
     def n_seeds(self, full: int = 10, quick: int = 3) -> int:
         return self.seeds if self.seeds is not None else (quick if self.quick else full)
@@ -103,6 +105,11 @@ class Table:
     high: pd.DataFrame | None = None
     note: str = ""
     fmt: str = "{:.3g}"
+    #: Tidy keys of a row label (e.g. "8/0" → {"webs": 8, "ftps": 0}) and of a column label (e.g.
+    #: "IW=2 (% decrease)" → {"iw": 2, "metric": "delay_decrease_pct"}) for the long form; absent →
+    #: {"row": label} / {"metric": label}.
+    row_keys: Callable[[Any], dict[str, Any]] | None = None
+    col_keys: Callable[[Any], dict[str, Any]] | None = None
 
     @classmethod
     def from_cells(cls, name: str, title: str, cells: dict[Any, dict[Any, Cell]], note: str = "",
@@ -127,6 +134,36 @@ class Table:
                     out[f"{c}_{bound}"] = df[c]
         return out
 
+    def to_long(self) -> pd.DataFrame:
+        """The long (tidy) form: one row per cell with separate key columns (from `row_keys` /
+        `col_keys`), `metric`, `value`, `ci_lo`, `ci_hi`, and the display labels `row_label`,
+        `col_label` (so the display table can be rebuilt: `Table.from_long`)."""
+        rows = []
+        for r in self.frame.index:
+            rk = self.row_keys(r) if self.row_keys else {"row": str(r)}
+            for c in self.frame.columns:
+                ck = self.col_keys(c) if self.col_keys else {"metric": str(c)}
+                v = self.frame.loc[r, c]
+                lo = self.low.loc[r, c] if self.low is not None else v
+                hi = self.high.loc[r, c] if self.high is not None else v
+                rows.append({**rk, **ck, "value": v, "ci_lo": lo, "ci_hi": hi, "row_label": str(r),
+                             "col_label": str(c)})
+        df = pd.DataFrame(rows)
+        keys = [k for k in df.columns if k not in ("metric", "value", "ci_lo", "ci_hi", "row_label", "col_label")]
+        return df[[*keys, "metric", "value", "ci_lo", "ci_hi", "row_label", "col_label"]]
+
+    @staticmethod
+    def from_long(df: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]:
+        """(frame, low, high) of the display table rebuilt from its long form (labels as strings)."""
+        rows = list(dict.fromkeys(df["row_label"].astype(str)))
+        cols = list(dict.fromkeys(df["col_label"].astype(str)))
+        d = df.assign(row_label=df["row_label"].astype(str), col_label=df["col_label"].astype(str))
+
+        def wide(v: str) -> pd.DataFrame:
+            return d.pivot(index="row_label", columns="col_label", values=v).reindex(index=rows, columns=cols)
+
+        return wide("value"), wide("ci_lo"), wide("ci_hi")
+
     def text(self) -> str:
         """The table as aligned text: `value [lo, hi]` per cell."""
         def show(r: Any, c: Any) -> str:
@@ -145,6 +182,27 @@ class Table:
         widths = [max(len(row[i]) for row in [header, *body]) for i in range(len(header))]
         line = lambda row: "  ".join(x.ljust(w) if i == 0 else x.rjust(w) for i, (x, w) in enumerate(zip(row, widths)))
         return "\n".join([f"{self.name}: {self.title}", line(header), *map(line, body)] + ([self.note] if self.note else []))
+
+
+def metric_name(label: str) -> str:
+    """A display label as a snake-case metric name: "drops (%)" → "drops_pct", "CT_s (s)" → "ct_s_s"."""
+    import re
+
+    s = label.replace("%", " pct ").replace("/", " per ").replace("−", "-")
+    return re.sub(r"[^0-9a-z]+", "_", s.lower()).strip("_")
+
+
+def iw_col_keys(col: Any) -> dict[str, Any]:
+    """Keys of a column label that names an IW ("IW=2 (% decrease)", "util IW=1 (%)", "9 seg IW10"):
+    `iw` (segments) and `metric` (the rest, snake-case)."""
+    import re
+
+    text = str(col)
+    m = re.search(r"IW\s*=?\s*(\d+)", text)
+    if not m:
+        return {"iw": None, "metric": metric_name(text)}
+    rest = (text[: m.start()] + " " + text[m.end():]).strip()
+    return {"iw": int(m.group(1)), "metric": metric_name(rest) or "value"}
 
 
 @dataclass
@@ -168,6 +226,10 @@ class StudyResult:
     setup: dict[str, Any] = field(default_factory=dict)
     #: Documentation shown in the report (distributions, defaults, model choices).
     notes: list[str] = field(default_factory=list)
+    #: The claims ledger judged on this run (`iwlab.studies.claims.Judged`), shown first.
+    claims: list[Any] = field(default_factory=list)
+    #: Japanese summary of the verdicts (RFC 2415).
+    claims_ja: list[str] = field(default_factory=list)
 
 
 class Study(Protocol):
@@ -185,6 +247,11 @@ def write_result(res: StudyResult, out: Path) -> Path:
     (out / "tables").mkdir(exist_ok=True)
     for t in res.tables:
         t.to_csv_frame().to_csv(out / "tables" / f"{t.name}.csv")
+        t.to_long().to_csv(out / "tables" / f"{t.name}_long.csv", index=False)
+    if res.claims:
+        from iwlab.studies.claims import claims_frame, counts
+
+        claims_frame(res.study, res.claims).to_csv(out / "claims.csv", index=False)
     meta = {
         "study": res.study,
         "title": res.title,
@@ -194,6 +261,9 @@ def write_result(res: StudyResult, out: Path) -> Path:
         "tables": [t.name for t in res.tables],
         "figures": [f.name for f in res.figures],
     }
+    if res.claims:
+        meta["claims"] = {"n": len(res.claims), **counts(res.claims)}
+        meta["claims_ja"] = res.claims_ja
     (out / "result.json").write_text(json.dumps(meta, indent=2, default=str, ensure_ascii=False))
     path = out / "report.html"
     path.write_text(study_html(res))

@@ -39,7 +39,8 @@ def _table(t: Table) -> str:
 STYLE = """body{font-family:system-ui,sans-serif;max-width:1100px;margin:2em auto;padding:0 1em;color:#222}
 table{border-collapse:collapse;margin:.5em 0}td,th{border:1px solid #ccc;padding:.25em .6em;text-align:right}
 th{background:#f4f4f4}small{color:#666}img{max-width:100%;border:1px solid #eee}.note{color:#555;font-size:.9em}
-pre{background:#f8f8f8;padding:.6em;overflow:auto;font-size:.85em}"""
+pre{background:#f8f8f8;padding:.6em;overflow:auto;font-size:.85em}
+.pair{display:flex;gap:2em}.pair>div{flex:1}table.claims td,table.claims th{vertical-align:top}"""
 
 
 def page(title: str, body: Sequence[str]) -> str:
@@ -49,6 +50,10 @@ def page(title: str, body: Sequence[str]) -> str:
 
 def study_html(res: StudyResult) -> str:
     body = []
+    if res.claims:
+        from iwlab.studies.claims import claims_html
+
+        body.append(claims_html(res.claims, [f.name for f in res.figures], res.claims_ja))
     if res.conclusions:
         body.append("<h2>What our data shows</h2><ul>" + "".join(f"<li>{_esc(c)}</li>" for c in res.conclusions) + "</ul>")
     if res.conclusions_ja:
@@ -58,7 +63,7 @@ def study_html(res: StudyResult) -> str:
         body.append("<h2>Figures</h2>")
         for f in res.figures:
             b64 = base64.b64encode(f.png).decode()
-            body.append(f"<figure><img alt='{_esc(f.caption)}' src='data:image/png;base64,{b64}'>"
+            body.append(f"<figure id='{_esc(f.name)}'><img alt='{_esc(f.caption)}' src='data:image/png;base64,{b64}'>"
                         f"<figcaption>{_esc(f.caption)}</figcaption></figure>")
     if res.notes:
         body.append("<h2>Model and parameters</h2><ul>" + "".join(f"<li>{_esc(n)}</li>" for n in res.notes) + "</ul>")
@@ -70,7 +75,14 @@ def summary_html(results: Sequence[tuple[StudyResult, str]]) -> str:
     """One page: each study's conclusions and a link to its report (`href`)."""
     body = ["<p>Conclusions as iwlab's simulations show them. Each study's report has the tables "
             "(every cell with a 95 % bootstrap interval across seeds) and figures.</p>"]
+    from iwlab.studies.claims import summary_line
+
+    every = [j for res, _ in results for j in res.claims]
+    if every:
+        body.append(f"<p><b>{_esc(summary_line(every, 'All studies'))}</b></p>")
     for res, href in results:
+        if res.claims:
+            body.append(f"<p>{_esc(summary_line(res.claims, res.study))} — <a href='{_esc(href)}#claims'>ledger</a></p>")
         items = "".join(f"<li>{_esc(c)}</li>" for c in res.conclusions) or "<li>(no conclusions)</li>"
         body.append(f"<h2><a href='{_esc(href)}'>{_esc(res.title)}</a></h2><ul>{items}</ul>")
         if res.conclusions_ja:

@@ -33,7 +33,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from iwlab.studies.base import Cell, Figure, Options, StudyResult, Table, cell, tiny
+from iwlab.studies.base import Cell, Figure, Options, StudyResult, Table, cell, metric_name, tiny
 
 NAME = "rfc6928"
 TITLE = "RFC 6928 — Increasing TCP's initial window: round trips, a client population, the fallback cache"
@@ -445,5 +445,122 @@ def run(opts: Options) -> StudyResult:
     setup = {"mode": p.mode, "seeds": p.seeds, "clients": p.clients, "duration_s": p.duration, "warmup_s": p.warmup,
              "populations": list(POPULATIONS), "iw_policies": list(IWS),
              "responses": {pop: int(len(f)) for pop, f in data.items()}, "raw": str(Path(opts.out) / "raw")}
+    from iwlab.studies.claims import Evidence, judge, where_it_holds
+
+    for t in tabs:
+        if t.name.startswith("latency_by"):
+            t.row_keys = lambda r, d=t.name.removeprefix("latency_by_"): {d: str(r)}
+            t.col_keys = _pop_col_keys
+        elif t.name in ("retransmissions", "fallback"):
+            t.row_keys = lambda r: dict(zip(("population", "bandwidth"), str(r).split(" ", 1)))
+            t.col_keys = lambda c: {"metric": metric_name(str(c))}
+        else:
+            t.row_keys = lambda r: {"iw": int(str(r).split()[0].removeprefix("IW=")), "by": str(r).split(" ", 1)[1]}
+            t.col_keys = lambda c: {"segments": int(c), "metric": "round_trips"}
+    book = ledger()
+    judged = judge(book, Evidence(by_name))
+    if p.mode != "tiny" and opts.where:
+        where_it_holds(judged, book, _variants(opts, p), "access-link buffer (the RFC gives none; preset 50 packets)")
+        setup["where-it-holds variants"] = f"{', '.join(VARIANTS)}; IW3 and IW10; {p.seeds} seeds × {p.duration:g} s"
+        notes.append("Claims: the verdicts use the preset (50-packet drop-tail access buffers). Claims not reproduced "
+                     "are judged again with the clients' access buffer at " + " and ".join(VARIANTS) + " (IW3 and "
+                     "IW10 only, both populations), the model choice the RFC's data centres leave open.")
     return StudyResult(NAME, TITLE, tabs, figures(by_name, data), conclusions(t51, by_name, list(data)), [], setup,
-                       notes)
+                       notes, claims=judged)
+
+
+#: "Where it holds" variants: the clients' access-link buffer (preset: 50 packets).
+VARIANTS = {"access buffer 10 pkt": "10pkt", "access buffer 200 pkt": "200pkt"}
+
+
+def _variants(opts: Options, p: Plan) -> dict[str, Any]:
+    import iwlab
+    from iwlab.studies.claims import Evidence
+
+    out = {}
+    for label, limit in VARIANTS.items():
+        data: dict[str, pd.DataFrame] = {}
+        for pop in POPULATIONS:
+            raw = Path(opts.out) / "raw" / f"where-{limit}-{pop.lower()}"
+            sc = population_scenario(pop, p).with_overrides(
+                {"topology.left[0].access.queue": {"kind": "drop-tail", "limit": limit}})
+            iwlab.sweep(sc, grid={"iw.default": ["iw3", "iw10"]}, seeds=p.seeds, jobs=opts.jobs, dask=opts.dask,
+                        out=raw, progress=opts.progress)
+            data[pop] = web_flows(raw, p)
+        tabs = [latency_table("latency_by_bandwidth", "bw_bucket", BW_LABELS, data),
+                latency_table("latency_by_rtt", "rtt_bucket", RTT_LABELS, data),
+                latency_table("latency_by_bdp", "bdp_bucket", BDP_LABELS, data), retransmission_table(data)]
+        out[label] = Evidence({t.name: t for t in tabs})
+    return out
+
+
+def _pop_col_keys(c: Any) -> dict[str, Any]:
+    """"AvgDC IW3 (ms)" → population AvgDC, iw 3, metric latency_ms; "AvgDC flows %" → flows_pct."""
+    from iwlab.studies.base import iw_col_keys
+
+    pop, rest = str(c).split(" ", 1)
+    k = iw_col_keys(rest)
+    return {"population": pop, **k}
+
+
+# ---------------------------------------------------------------------------------------------
+# Claims ledger (issue 14). Numbers from RFC 6928 (seeds/002): the §5.1 table is RFC_ROUNDS above;
+# §10.1 gives the latency and retransmission figures below. Sentences are ours.
+
+#: §10.1 (p. 11): average latency improvement of IW10 over IW3, % (AvgDC, SlowDC).
+RFC_LATENCY = {"AvgDC": 11.7, "SlowDC": 8.7}
+#: §10.2 (p. 12): retransmission rate IW3 → IW10, % (and the increase the text states, pp).
+RFC_RETX = {"AvgDC": (1.98, 2.29, 0.3), "SlowDC": (3.54, 4.21, 0.7)}
+
+
+def ledger() -> list[Any]:
+    from iwlab.studies.claims import Between, Check, Claim, Direction, Exact, Near, NotTestable, Ref
+
+    pops = list(POPULATIONS)
+    return [
+        Claim("5.1-rounds", "RFC 6928 §5.1 table", "§5.1, p. 7",
+              "Round trips needed to deliver N segments with IW=3 and IW=10 without loss or bandwidth limit, "
+              "with delayed ACKs.", "round trips (deterministic)", Exact(),
+              tuple(Check(f"IW={iw}, {n} segments", Ref("section_5_1", f"IW={iw} iwlab", n), float(r))
+                    for iw, rounds in RFC_ROUNDS.items() for n, r in zip(SEGMENTS, rounds)),
+              ("section_5_1",), "RTT"),
+        Claim("10-latency", "RFC 6928 §10.1", "§10.1, p. 11",
+              "IW10 lowers the average response latency against IW3 by about 12 % (AvgDC) and 9 % (SlowDC).",
+              "latency improvement 1 − IW10/IW3 over all responses, %", Near(tol=3.0, sign_ref=0.0, unit="%"),
+              tuple(Check(p, Ref("latency_by_bandwidth", ALL, f"{p} improvement %"), RFC_LATENCY[p]) for p in pops),
+              ("latency_by_bandwidth", "fig_improvement"), "%"),
+        Claim("10-high-rtt", "RFC 6928 §10.1", "§10.1, pp. 11–12",
+              "The largest latency gains, above 20 %, go to high-RTT and high-BDP networks.",
+              "latency improvement in the top RTT and BDP buckets, %", Direction(">", 20.0),
+              tuple(Check(f"{p}, {t.split('_')[-1].upper()} {b}", Ref(t, b, f"{p} improvement %")) for p in pops
+                    for t, b in (("latency_by_rtt", RTT_LABELS[-2]), ("latency_by_rtt", RTT_LABELS[-1]),
+                                 ("latency_by_bdp", BDP_LABELS[-1]))),
+              ("latency_by_rtt", "latency_by_bdp", "fig_improvement"), "%", "> 20 %"),
+        Claim("10-low-bw", "RFC 6928 §10.1", "§10.1, p. 12",
+              "Subnets below 256 kb/s see latency gains of 10–20 %.",
+              "latency improvement in the 0–56 and 56–256 kb/s buckets, %", Between(10.0, 20.0),
+              tuple(Check(f"{p}, {b}", Ref("latency_by_bandwidth", b, f"{p} improvement %")) for p in pops
+                    for b in BW_LABELS[:2]), ("latency_by_bandwidth", "fig_improvement"), "%", "10–20 %"),
+        Claim("10-no-harm", "RFC 6928 §10.1", "§10.1, p. 12",
+              "No bandwidth or BDP class gets slower with IW10: latency improves in every bucket.",
+              "latency improvement per bandwidth and BDP bucket, %", Direction(">", 0.0),
+              tuple(Check(f"{p}, {b}", Ref(t, b, f"{p} improvement %")) for p in pops
+                    for t, labels in (("latency_by_bandwidth", BW_LABELS), ("latency_by_bdp", BDP_LABELS))
+                    for b in labels), ("latency_by_bandwidth", "latency_by_bdp", "fig_improvement"), "%", "> 0"),
+        Claim("10-retx-rate", "RFC 6928 §10.2", "§10.2, p. 12",
+              "The retransmission rate with IW3 and with IW10 in each data centre.",
+              "retransmitted / data segments, %", Near(tol=0.3, rel=0.25, partly_rel=0.5, unit="%"),
+              tuple(Check(f"{p}, {iw}", Ref("retransmissions", f"{p} {ALL}", f"{iw} %"), v)
+                    for p in pops for iw, v in zip(("IW3", "IW10"), RFC_RETX[p][:2])),
+              ("retransmissions", "fig_retransmissions"), "%"),
+        Claim("10-retx-rise", "RFC 6928 §10.2", "§10.2, p. 12",
+              "IW10 raises the retransmission rate only modestly: +0.3 points (AvgDC), +0.7 points (SlowDC).",
+              "retransmission rate IW10 − IW3, percentage points", Near(tol=0.15, sign_ref=0.0, unit="pp"),
+              tuple(Check(p, Ref("retransmissions", f"{p} {ALL}", "IW10 − IW3 (pp)"), RFC_RETX[p][2]) for p in pops),
+              ("retransmissions", "fig_retransmissions"), "pp"),
+        Claim("10-concurrent", "RFC 6928 §10.2", "§10.2, pp. 12–13",
+              "Applications opening many concurrent connections see the largest retransmission increase.",
+              "retransmission increase per application", NotTestable(
+                  "the population has one application (web pages with 3 parallel connections); no per-application "
+                  "split to compare"), (Check("Maps vs others", None, 0.9),), ("retransmissions",), "pp"),
+    ]

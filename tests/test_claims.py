@@ -1,0 +1,290 @@
+"""Claims ledgers (issue 14): every entry has a source and a computed verdict; verdicts follow the
+data they read (flip the data, the verdict flips); long-form tables round-trip; the summary prints.
+Synthetic results only — no simulation runs here."""
+
+from __future__ import annotations
+
+import importlib
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from iwlab.studies import STUDIES
+from iwlab.studies import claims as cl
+from iwlab.studies.base import Cell, StudyResult, Table, iw_col_keys, write_result
+
+MODULES = {name: importlib.import_module(mod) for name, mod in STUDIES.items()}
+
+
+@pytest.mark.parametrize("study", list(STUDIES))
+def test_every_ledger_entry_has_a_source_a_rule_and_a_computed_verdict(study):
+    book = MODULES[study].ledger()
+    assert len(book) >= 5
+    ids = [c.id for c in book]
+    assert len(ids) == len(set(ids)), "claim ids are unique within a study"
+    for c in book:
+        assert c.source.strip() and c.at.strip(), c.id
+        assert c.claim.strip() and c.quantity.strip(), c.id
+        assert c.rule.text().startswith(("reproduced when", "not testable here")), c.id
+        assert c.checks, c.id
+    # Judged on no data at all, every claim still gets a verdict from its rule: not testable.
+    judged = cl.judge(book, cl.Evidence({}))
+    assert [j.verdict for j in judged] == ["not testable"] * len(book)
+
+
+def test_the_published_numbers_are_the_documents_numbers():
+    from iwlab.studies import iw_function, rfc2415, rfc6928
+
+    # Spot checks against seeds/000, 002, 003 (the whole tables are transcribed in the modules).
+    assert rfc2415.RFC_T1[(8, 0)] == (0.56, 14.3, 17.9, 16.1)
+    assert rfc2415.RFC_T1[(32, 3)] == (1.56, 19.2, 29.5, 33.3)
+    assert rfc2415.RFC_T2[(32, 3)] == ((100, 99, 99, 98), (9.3, 8.4, 7.7, 7.6))
+    assert rfc2415.RFC_T4[(16, 0)] == (0.54, 7.4, 14.8, 20.4)
+    assert rfc2415.RFC_T5[(32, 3)] == (0.4, 0.3, 0.4, 0.5)
+    assert rfc2415.RFC_T6["32/32"]["IW=3 delay (s)"] == 1.20
+    assert len(rfc2415.RFC_T1) == len(rfc2415.RFC_T2) == len(rfc2415.RFC_T4) == 12
+    assert len(rfc2415.RFC_T3) == len(rfc2415.RFC_T5) == 9
+    assert rfc6928.RFC_LATENCY == {"AvgDC": 11.7, "SlowDC": 8.7}
+    assert rfc6928.RFC_RETX["SlowDC"] == (3.54, 4.21, 0.7)
+    assert iw_function.DRAFT_TABLE["V = 16"] == (665, 0.5, 3.4, 0.309, 12.420)
+    # One check per printed cell: Tables 1 and 4 print 12 × 4 cells, Table 2 12 × 8, Tables 3/5 9 × 4.
+    book = {c.id: c for c in rfc2415.ledger()}
+    assert len(book["T1-base"].checks) + len(book["T1-decrease"].checks) == 48
+    assert len(book["T2-util"].checks) + len(book["T2-drops"].checks) == 96
+    assert len(book["T3-base"].checks) + len(book["T3-ratio"].checks) == 36
+    t6 = sum(len(book[k].checks) for k in ("T6-goodput", "T6-delay", "T6-link"))
+    assert t6 == sum(len(v) for v in rfc2415.RFC_T6.values())
+    draft = {c.id: c for c in iw_function.ledger()}
+    assert sum(len(draft[f"table-{k}"].checks) for k in ("RT_s", "RR_s", "RR_l", "CT_s", "CT_l")) == 45 * 4
+
+
+# ---------------------------------------------------------------------------------------------
+# Verdicts follow the data
+
+
+def _table(name, rows, cols, value, half_width):
+    cells = {r: {c: Cell(value, value - half_width, value + half_width, 5) for c in cols} for r in rows}
+    return Table.from_cells(name, name, cells)
+
+
+def test_a_near_rule_flips_when_the_number_it_reads_is_flipped():
+    from iwlab.studies import rfc2415
+
+    book = [c for c in rfc2415.ledger() if c.id == "T1-decrease"]
+    rows = [f"{w}/{f}" for w, f in rfc2415.RFC_ROWS]
+    cols = [f"IW={k} (% decrease)" for k in (2, 3, 4)]
+    # A result in which every decrease is 20 % [15, 25]: within ±5 of most published cells.
+    good = cl.judge(book, cl.Evidence({"T1": _table("T1", rows, cols, 20.0, 5.0)}))[0]
+    assert good.verdict in ("reproduced", "partly")
+    by_cond = {r.check.condition: r.verdict for r in good.rows}
+    assert by_cond["webs=8, ftps=0, IW=3"] == "reproduced"  # published 17.9
+    # The same result with the sign flipped (IW makes pages slower): nothing reproduced.
+    bad = cl.judge(book, cl.Evidence({"T1": _table("T1", rows, cols, -20.0, 5.0)}))[0]
+    assert bad.verdict == "not reproduced"
+    assert {r.verdict for r in bad.rows} == {"not reproduced"}
+
+
+def test_a_direction_rule_flips_and_names_the_conditions_where_it_holds():
+    from iwlab.studies import congested_links as cgl
+
+    book = [c for c in cgl.ledger() if c.id == "NR-2a"]
+    rows = [f"constant {lv} %" for lv in cgl.LEVELS]
+    ev_up = cl.Evidence({"ratio_completion": _table("ratio_completion", rows, ["9 seg", "10 seg"], 1.3, 0.1)})
+    ev_down = cl.Evidence({"ratio_completion": _table("ratio_completion", rows, ["9 seg", "10 seg"], 0.8, 0.1)})
+    assert cl.judge(book, ev_up)[0].verdict == "reproduced"
+    assert cl.judge(book, ev_down)[0].verdict == "not reproduced"
+    # Mean above 1 but the interval straddles it: partly.
+    ev_weak = cl.Evidence({"ratio_completion": _table("ratio_completion", rows, ["9 seg", "10 seg"], 1.05, 0.2)})
+    assert cl.judge(book, ev_weak)[0].verdict == "partly"
+    # Holding at one level only: partly, and the detail names where.
+    t = _table("ratio_completion", rows, ["9 seg", "10 seg"], 0.8, 0.1)
+    for df, v in ((t.frame, 1.3), (t.low, 1.2), (t.high, 1.4)):
+        df.loc["constant 95 %"] = v
+    j = cl.judge(book, cl.Evidence({"ratio_completion": t}))[0]
+    assert j.verdict == "partly" and "constant 95 %, 9 seg" in j.detail
+
+
+def test_rules_at_their_edges():
+    c = lambda v, lo, hi: Cell(v, lo, hi, 3)  # noqa: E731
+    assert cl.Between(0, 1).judge(c(0.5, 0.1, 0.9))[0] == "reproduced"
+    assert cl.Between(0, 1).judge(c(0.9, 0.5, 1.3))[0] == "partly"
+    assert cl.Between(0, 1).judge(c(1.5, 1.2, 1.8))[0] == "not reproduced"
+    assert cl.Exact().judge(c(3, 3, 3), 3.0)[0] == "reproduced"
+    assert cl.Exact().judge(c(4, 4, 4), 3.0)[0] == "not reproduced"
+    near = cl.Near(tol=1.0, partly_tol=3.0)
+    assert near.judge(c(10, 9.5, 10.5), 11.4)[0] == "reproduced"
+    assert near.judge(c(10, 9.5, 10.5), 13.0)[0] == "partly"
+    assert near.judge(c(10, 9.5, 10.5), 14.0)[0] == "not reproduced"
+    assert near.judge(None, 14.0)[0] == "not testable"
+    assert cl.Near(tol=1, sign_ref=0).judge(c(10, 9, 11), 30.0)[0] == "partly"
+    assert cl.NotTestable("why").judge(c(1, 1, 1), 1.0) == ("not testable", "why")
+
+
+def test_where_it_holds_rejudges_a_claim_on_the_variants():
+    from iwlab.studies import congested_links as cgl
+
+    book = [c for c in cgl.ledger() if c.id == "NR-2a"]
+    rows = ["constant 90 %"]
+    main = cl.Evidence({"ratio_completion": _table("ratio_completion", rows, ["9 seg", "10 seg"], 0.8, 0.1)})
+    judged = cl.judge(book, main)
+    assert judged[0].verdict == "not reproduced"
+    variants = {"buffer 10 pkt": cl.Evidence({"ratio_completion": _table("ratio_completion", rows, ["9 seg", "10 seg"],
+                                                                         1.4, 0.1)}),
+                "buffer 20 pkt": main}
+    wheres = cl.where_it_holds(judged, book, variants, "bottleneck buffer")
+    assert [(lab, v) for lab, v, _ in wheres[0].results] == [("buffer 10 pkt", "reproduced"),
+                                                             ("buffer 20 pkt", "not reproduced")]
+    assert judged[0].where.startswith("holds with buffer 10 pkt")
+
+
+# ---------------------------------------------------------------------------------------------
+# Output: claims.csv, the printed table and summary, the report, the long-form tables
+
+
+def _result():
+    from iwlab.studies import rfc2415
+
+    rows = [f"{w}/{f}" for w, f in rfc2415.RFC_ROWS]
+    t1 = _table("T1", rows, ["IW=1 (s)"] + [f"IW={k} (% decrease)" for k in (2, 3, 4)], 20.0, 5.0)
+    t1.row_keys = lambda r: dict(zip(("webs", "ftps"), map(int, str(r).split("/"))))
+    t1.col_keys = iw_col_keys
+    judged = cl.judge(rfc2415.ledger(), cl.Evidence({"T1": t1}))
+    ja = cl.japanese_summary(judged, "RFC 2415")
+    return StudyResult("rfc2415", "RFC 2415", tables=[t1], claims=judged, claims_ja=ja), judged
+
+
+def test_claims_csv_has_one_row_per_checked_cell_and_the_required_columns(tmp_path):
+    res, judged = _result()
+    write_result(res, tmp_path)
+    df = pd.read_csv(tmp_path / "claims.csv")
+    required = ["study", "claim_id", "source", "claim", "condition", "published", "ours", "ci_lo", "ci_hi", "verdict"]
+    assert list(df.columns[: len(required)]) == required
+    assert len(df) == sum(len(j.rows) for j in judged)
+    assert set(df["verdict"]) <= set(cl.VERDICTS)
+    t1 = df[df["claim_id"] == "T1-decrease"]
+    assert len(t1) == 36 and t1["source"].str.startswith("RFC 2415 Table 1").all()
+    row = t1[t1["condition"] == "webs=8, ftps=0, IW=2"].iloc[0]
+    assert row["published"] == 14.3 and row["ours"] == 20.0 and row["ci_lo"] == 15.0
+    assert row["diff"] == pytest.approx(20.0 - 14.3)
+    html = (tmp_path / "report.html").read_text()
+    assert html.index("id=claims") < html.index("<h2>Tables</h2>")
+    assert "href='#T1'" in html and "検証結果の要約" in html and "再現" in html
+
+
+def test_the_claims_table_and_summary_print():
+    _, judged = _result()
+    text = cl.claims_text(judged)
+    assert text.splitlines()[0].startswith("Claims of the original")
+    assert "T1-decrease" in text and "RFC 2415 Table 1" in text
+    n = cl.counts(judged)
+    line = cl.summary_line(judged, "rfc2415")
+    assert line == (f"rfc2415: {len(judged)} claims ({sum(len(j.rows) for j in judged)} checked cells/conditions): "
+                    f"{n['reproduced']} reproduced, {n['partly']} partly, {n['not reproduced']} not reproduced, "
+                    f"{n['not testable']} not testable")
+    assert text.splitlines()[-1] == cl.summary_line(judged)
+
+
+def test_long_form_tables_round_trip(tmp_path):
+    res, _ = _result()
+    rng = np.random.default_rng(1)
+    t = res.tables[0]
+    t.frame.iloc[:, :] = rng.normal(size=t.frame.shape)
+    t.low.iloc[:, :] = t.frame - 1
+    t.high.iloc[:, :] = t.frame + 1
+    t.frame.iloc[2, 1] = np.nan
+    write_result(res, tmp_path)
+    long = pd.read_csv(tmp_path / "tables" / "T1_long.csv")
+    assert list(long.columns) == ["webs", "ftps", "iw", "metric", "value", "ci_lo", "ci_hi", "row_label", "col_label"]
+    assert set(long["metric"]) == {"s", "pct_decrease"} and set(long["iw"]) == {1, 2, 3, 4}
+    assert len(long) == t.frame.size
+    frame, low, high = Table.from_long(long)
+    np.testing.assert_allclose(frame.to_numpy(dtype=float), t.frame.to_numpy(dtype=float))
+    np.testing.assert_allclose(low.to_numpy(dtype=float), t.low.to_numpy(dtype=float))
+    np.testing.assert_allclose(high.to_numpy(dtype=float), t.high.to_numpy(dtype=float))
+    wide = pd.read_csv(tmp_path / "tables" / "T1.csv", index_col=0)
+    np.testing.assert_allclose(wide[t.frame.columns].to_numpy(dtype=float), frame.to_numpy(dtype=float))
+    # Selecting by key columns needs no label parsing.
+    sel = long[(long["webs"] == 8) & (long["ftps"] == 0) & (long["iw"] == 2)]
+    assert float(sel["value"].iloc[0]) == pytest.approx(float(t.frame.loc["8/0", "IW=2 (% decrease)"]))
+
+
+def test_congested_links_evidence_takes_the_conditions_a_variant_ran():
+    """A variant runs a few (pattern, level) rows only: the evidence covers those, the rest of the
+    claims' conditions are not testable (no crash, no invented cells)."""
+    from iwlab.studies import congested_links as cgl
+
+    rows = []
+    for size in cgl.SIZES:
+        for iw, c in (("iw3", 1.0), ("iw10", 1.5)):
+            for seed in (1, 2, 3):
+                rows.append({"pattern": "constant", "level": 90, "size": size, "iw": iw, "seed": seed, "flows": 50,
+                             "completed": 1.0, "completion": c * size / 10,
+                             "throughput": 100 / c, "lost": c, "retransmits": c, "timeouts": c - 1,
+                             "fast_retransmits": 0.0, "syn_retransmits": 0.0, "util": 0.9, "drop_rate": 0.01})
+    runs = pd.DataFrame(rows)
+    ev = cgl.evidence(runs)
+    assert ev["ratio 10-9 constant 90"].value == pytest.approx(0.0, abs=1e-9)
+    assert ev["lost IW10-IW3 constant 90 9"].value == pytest.approx(0.5)
+    assert not any("thr ratio change" in k for k in ev)
+    tabs = {t.name: t for t in cgl.tables(runs)}
+    judged = {j.claim.id: j for j in cl.judge(cgl.ledger(), cl.Evidence(tabs, ev))}
+    assert judged["NR-2a"].verdict == "reproduced"  # ratio 1.5 at constant 90 % (the only level run)
+    assert {r.verdict for r in judged["NR-2a"].rows if "90 %" not in r.check.condition} == {"not testable"}
+    assert judged["NR-4"].verdict == "not testable"
+
+
+FAKE = '''
+from iwlab.studies import claims as cl
+from iwlab.studies.base import Cell, StudyResult, Table
+
+NAME = {name!r}
+
+
+def ledger():
+    return [cl.Claim("up", "Doc Table 1", "p. 1", "X is above 1.", "x", cl.Direction(">", 1.0),
+                     (cl.Check("a", cl.Ref("T", "r", "x")),)),
+            cl.Claim("eq", "Doc Table 1", "p. 1", "Y equals 2.", "y", cl.Near(tol=0.1),
+                     (cl.Check("b", cl.Ref("T", "r", "y"), 2.0),))]
+
+
+def run(opts):
+    t = Table.from_cells("T", "t", {{"r": {{"x": Cell({x}, {x} - 0.1, {x} + 0.1, 3), "y": Cell(2.0, 1.9, 2.1, 3)}}}})
+    return StudyResult(NAME, NAME, tables=[t], claims=cl.judge(ledger(), cl.Evidence({{"T": t}})))
+'''
+
+
+def test_reproduce_prints_the_claims_first_and_all_ends_with_the_claims_summary(tmp_path, monkeypatch):
+    import textwrap
+
+    import typer
+    from typer.testing import CliRunner
+
+    import iwlab.studies
+    from iwlab import cli_reproduce
+
+    pkg = tmp_path / "fakes"
+    pkg.mkdir()
+    for name, x in (("alpha", 1.5), ("beta", 0.5)):
+        (pkg / f"claims_fake_{name}.py").write_text(textwrap.dedent(FAKE.format(name=name, x=x)))
+    monkeypatch.syspath_prepend(str(pkg))
+    monkeypatch.setattr(iwlab.studies, "STUDIES", {"alpha": "claims_fake_alpha", "beta": "claims_fake_beta"})
+    app = typer.Typer()
+    app.callback()(lambda: None)
+    cli_reproduce.register(app)
+    r = CliRunner().invoke(app, ["reproduce", "alpha", "--out", str(tmp_path / "one")])
+    assert r.exit_code == 0, r.output
+    lines = r.output.splitlines()
+    assert lines[0].startswith("Claims of the original") and "REPRODUCED" in lines[1]
+    assert r.output.index("Claims of the original") < r.output.index("T: t")
+    r = CliRunner().invoke(app, ["reproduce", "all", "--out", str(tmp_path / "all")])
+    assert r.exit_code == 0, r.output
+    tail = r.output.rstrip().splitlines()[-5:]
+    assert tail[0] == "Claims summary (claims.csv in each study's folder):"
+    assert tail[1].startswith("  alpha: 2 claims (2 checked cells/conditions): 2 reproduced, 0 partly, 0 not reproduced")
+    assert tail[2].startswith("  beta: 2 claims (2 checked cells/conditions): 1 reproduced, 0 partly, 1 not reproduced")
+    assert tail[3] == ("  all studies: 4 claims (4 checked cells/conditions): 3 reproduced, 0 partly, 1 not reproduced, "
+                       "0 not testable")
+    assert tail[4].startswith("summary report: ")
+    assert pd.read_csv(tmp_path / "all" / "beta" / "claims.csv")["verdict"].tolist() == ["not reproduced", "reproduced"]
+    assert "All studies: 4 claims" in (tmp_path / "all" / "report.html").read_text()
