@@ -379,6 +379,18 @@ pub struct TcpSpec {
     /// SYN / SYN-ACK retransmissions before a connection gives up (default 6).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub syn_retries: Option<u32>,
+    /// Sender pacing at ratio × cwnd / SRTT, as Linux's internal pacing (default false).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pacing: Option<bool>,
+    /// Pacing ratio in slow start (cwnd < ssthresh/2), percent, 1..=10000 (default 200).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pacing_ss_ratio: Option<u32>,
+    /// Pacing ratio otherwise, percent, 1..=10000 (default 120).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pacing_ca_ratio: Option<u32>,
+    /// Spread the initial window over the handshake RTT (default false).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub paced_iw: Option<bool>,
 }
 
 impl TcpSpec {

@@ -37,7 +37,11 @@ pub(crate) fn field_set(spec: &TcpSpec, f: &str) -> bool {
         restart_after_idle,
         ecn,
         initial_ssthresh,
-        syn_retries
+        syn_retries,
+        pacing,
+        pacing_ss_ratio,
+        pacing_ca_ratio,
+        paced_iw
     )
 }
 
@@ -67,7 +71,11 @@ fn merge(base: &TcpSpec, over: &TcpSpec) -> TcpSpec {
         restart_after_idle,
         ecn,
         initial_ssthresh,
-        syn_retries
+        syn_retries,
+        pacing,
+        pacing_ss_ratio,
+        pacing_ca_ratio,
+        paced_iw
     )
 }
 
@@ -189,6 +197,19 @@ pub(crate) fn tcp_config(base: &TcpSpec, over: &TcpSpec, path_of: &dyn Fn(&str) 
         }
     }
     c.syn_retries = s.syn_retries.unwrap_or(c.syn_retries);
+    c.pacing.enabled = s.pacing.unwrap_or(c.pacing.enabled);
+    c.pacing.paced_iw = s.paced_iw.unwrap_or(c.pacing.paced_iw);
+    for (f, v, slot) in [
+        ("pacing_ss_ratio", s.pacing_ss_ratio, &mut c.pacing.ss_ratio),
+        ("pacing_ca_ratio", s.pacing_ca_ratio, &mut c.pacing.ca_ratio),
+    ] {
+        if let Some(r) = v {
+            if !(1..=10_000).contains(&r) {
+                return Err(ScenarioError::value(path_of(f), r, "1..=10000 (percent of cwnd/SRTT)"));
+            }
+            *slot = r;
+        }
+    }
     if c.recovery == RecoveryKind::Sack && !c.sack {
         return Err(ScenarioError::value(
             path_of("recovery"),

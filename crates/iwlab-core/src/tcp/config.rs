@@ -1,6 +1,7 @@
 //! Per-endpoint TCP options. Every field is a scenario field; defaults are RFC defaults.
 
 use super::cc::CcConfig;
+use super::pacing::PacingConfig;
 use crate::engine::SimDuration;
 
 /// Which fast-retransmit / fast-recovery algorithm the sender runs.
@@ -86,6 +87,8 @@ pub struct TcpConfig {
     pub initial_ssthresh: u64,
     /// SYN / SYN-ACK retransmissions before the connection gives up.
     pub syn_retries: u32,
+    /// Sender pacing and the paced initial window (`pacing.rs`; off by default).
+    pub pacing: PacingConfig,
 }
 
 impl Default for TcpConfig {
@@ -111,6 +114,7 @@ impl Default for TcpConfig {
             ecn: false,
             initial_ssthresh: u64::MAX,
             syn_retries: 6,
+            pacing: PacingConfig::default(),
         }
     }
 }
@@ -154,6 +158,9 @@ impl TcpConfig {
             if d.segments == 0 {
                 return Err("tcp.delayed_ack.segments must be >= 1".into());
             }
+        }
+        if self.pacing.enabled && (self.pacing.ss_ratio == 0 || self.pacing.ca_ratio == 0) {
+            return Err("tcp.pacing_ss_ratio and tcp.pacing_ca_ratio must be >= 1 (percent)".into());
         }
         if self.abc_l == Some(0) {
             return Err("tcp.abc_l must be >= 1 segment when set".into());

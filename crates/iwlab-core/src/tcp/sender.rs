@@ -8,6 +8,7 @@
 
 use super::cc::{AckInfo, AnyCc, CongestionControl, Window};
 use super::config::{RecoveryKind, TcpConfig};
+use super::pacing::{PaceState, Pacer};
 use super::recovery;
 use super::rto::RttEstimator;
 use super::segment::Segment;
@@ -104,6 +105,8 @@ pub struct Sender {
     pub(crate) iw_loss_new: bool,
     pub any_loss: bool,
     pub stats: SenderStats,
+    /// Departure spacing (`pacing.rs`); never holds a segment when pacing is off.
+    pub(crate) pacer: Pacer,
 }
 
 impl Sender {
@@ -140,6 +143,7 @@ impl Sender {
             iw_loss_new: false,
             any_loss: false,
             stats: SenderStats::default(),
+            pacer: Pacer::new(cfg.pacing),
         }
     }
 
@@ -148,6 +152,7 @@ impl Sender {
         self.w.cwnd = iw_bytes;
         self.stats.max_cwnd = self.stats.max_cwnd.max(iw_bytes);
         self.window_probe = Some((self.snd_nxt, self.snd_nxt + iw_bytes));
+        self.pacer.start_iw(self.snd_nxt, iw_bytes, self.rtt.srtt());
         // Room for the first flight (and a FIN) without growing segment by segment.
         self.outstanding.reserve(iw_bytes.div_ceil(self.w.mss) as usize + 1);
     }
@@ -359,6 +364,7 @@ impl Sender {
         self.stats.retransmits += 1;
         self.stats.data_segments_sent += (tx.len > 0) as u64;
         self.last_send = Some(now);
+        self.paced(now, tx.seq, tx.len);
         if self.rto_at.is_none() {
             self.arm_rto(now);
         }
@@ -378,6 +384,7 @@ impl Sender {
     /// Sends what the window allows: go-back-N retransmissions after an RTO, then new data,
     /// then the FIN. In SACK recovery, RFC 6675 NextSeg decides instead.
     pub fn transmit(&mut self, now: SimTime, out: &mut Vec<TxSeg>) {
+        self.pacer.begin();
         if self.in_recovery && self.kind == RecoveryKind::Sack {
             recovery::sack::send_next_segments(self, now, out);
             return;
@@ -395,7 +402,7 @@ impl Sender {
                     self.snd_nxt = o.end();
                     continue;
                 }
-                if o.seq + o.len as u64 > edge && o.len > 0 {
+                if o.seq + o.len as u64 > edge && o.len > 0 || !self.pacer.ready(now) {
                     return;
                 }
                 let (seq, end) = (o.seq, o.end());
@@ -413,14 +420,14 @@ impl Sender {
     pub(crate) fn send_new(&mut self, now: SimTime, edge: u64, out: &mut Vec<TxSeg>) -> bool {
         if self.snd_nxt < self.data_end {
             let len = (self.data_end - self.snd_nxt).min(self.mss as u64);
-            if self.snd_nxt + len > edge {
+            if self.snd_nxt + len > edge || !self.pacer.ready(now) {
                 return false;
             }
             // A FIN rides on the segment carrying the last byte when the app already closed.
             let fin = self.fin_requested && self.snd_nxt + len == self.data_end;
             self.push_new(now, len as u32, fin, out);
             true
-        } else if self.fin_requested && self.snd_nxt == self.data_end {
+        } else if self.fin_requested && self.snd_nxt == self.data_end && self.pacer.ready(now) {
             self.push_new(now, 0, true, out);
             true
         } else {
@@ -435,6 +442,7 @@ impl Sender {
         self.snd_max = self.snd_max.max(self.snd_nxt);
         self.stats.data_segments_sent += (len > 0) as u64;
         self.last_send = Some(now);
+        self.paced(now, seq, len);
         // RFC 6298 (5.1): start the timer when sending data if it is not running.
         if self.rto_at.is_none() {
             self.arm_rto(now);
@@ -466,6 +474,17 @@ impl Sender {
         self.snd_nxt = self.snd_una;
         self.arm_rto(now);
         self.transmit(now, out);
+    }
+
+    /// A segment left: move the pacing clock (a no-op when pacing is off).
+    fn paced(&mut self, now: SimTime, seq: u64, len: u32) {
+        let (cwnd, ssthresh, flight, srtt) = (self.w.cwnd, self.w.ssthresh, self.flight_size(), self.rtt.srtt());
+        self.pacer.on_send(now, seq, len, &PaceState { cwnd, ssthresh, flight, srtt });
+    }
+
+    /// When pacing releases a segment it held back (None: nothing held).
+    pub fn pacing_deadline(&self) -> Option<SimTime> {
+        self.pacer.deadline()
     }
 
     /// Time since the last transmission, for tests and records.
