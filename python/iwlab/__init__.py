@@ -19,7 +19,8 @@ from iwlab.scenario import Scenario, ScenarioError, ScenarioModel, load, presets
 # `iwlab.sweep`; binding it here after the module import keeps `iwlab.sweep(...)` the function
 # whatever else imports the module first.
 from iwlab.sweep import sweep, sweep_records  # noqa: E402
+from iwlab import advise  # noqa: E402  (a callable package: iwlab.advise(...) recommends an IW)
 
 __version__ = "0.1.0"
 __all__ = ["__version__", "core_version", "engine_id", "Result", "Scenario", "ScenarioError", "ScenarioModel", "load", "presets",
-           "run", "sweep", "sweep_records"]
+           "run", "sweep", "sweep_records", "advise"]

@@ -17,4 +17,5 @@ def main() -> None:
     cli_reproduce.register(app)
     cli_emulate.register(app)
     cli_flow_iw.register(app)
+    from iwlab import cli_advise; cli_advise.register(app)  # noqa: E702
     app()
