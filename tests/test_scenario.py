@@ -225,3 +225,23 @@ def test_the_json_schema_documents_the_format():
 def test_the_docstring_examples_run(module):
     result = doctest.testmod(module, optionflags=doctest.ELLIPSIS)
     assert result.attempted > 0 and result.failed == 0
+
+
+def test_the_linux_profile_mirror_matches_the_core():
+    """`PROFILES["linux"]` (read by the emulator) is the table of scenario/profile.rs."""
+    import re
+    import tomllib
+
+    from iwlab.scenario import PROFILES
+
+    rs = (Path(__file__).parents[1] / "crates/iwlab-core/src/scenario/profile.rs").read_text()
+    table = re.search(r'pub const LINUX: &str = r#"(.*?)"#;', rs, re.S).group(1)
+    assert tomllib.loads(table) == PROFILES["linux"]
+
+
+def test_the_profile_and_its_fields_pass_the_models_and_the_core():
+    sc = load("congested-links", sets=["tcp.prr=ssrb", "tcp.hystart=true", "tcp.quickack=4"])
+    ScenarioModel.model_validate(sc.data)
+    assert sc.data["tcp"]["profile"] == "linux" and sc.data["tcp"]["hystart"] is True
+    with pytest.raises(ScenarioError, match=r"tcp\.prr.*crb"):
+        load("congested-links", sets=["tcp.prr=fast"])

@@ -288,8 +288,16 @@ def _switch(value: Any) -> Any:
                      Discriminator(_bool_or_other)]
 
 
+def _flag_or(names: Any) -> Any:
+    """`true`, `false` or a variant name."""
+    return Annotated[Union[Annotated[bool, Tag("bool")], Annotated[names, Tag("other")]],
+                     Discriminator(_bool_or_other)]
+
+
 class Tcp(_Model):
     """TCP options; absent ones take the engine defaults. An app's `tcp` overrides the scenario's field by field."""
+    profile: Optional[Literal["linux"]] = Field(
+        None, description="Named defaults under the explicit fields: 'linux' = Linux 6.x (see PROFILES)")
     mss: Optional[Bytes] = Field(None, description="Payload bytes per segment, 1..65000 (default 1460)")
     cc: Optional[str] = Field(None, description="'reno', 'newreno' or 'cubic' (default 'reno')")
     cubic: Optional[Cubic] = Field(None, description="Only with cc = 'cubic'")
@@ -317,6 +325,23 @@ class Tcp(_Model):
     pacing_ss_ratio: Optional[int] = Field(None, ge=1, le=10000, description="Percent while cwnd < ssthresh/2 (default 200)")
     pacing_ca_ratio: Optional[int] = Field(None, ge=1, le=10000, description="Percent otherwise (default 120)")
     paced_iw: Optional[bool] = Field(None, description="Spread the initial window over the handshake RTT (default false)")
+    prr: Optional[_flag_or(Literal["crb", "ssrb", "linux"])] = Field(
+        None, description="RFC 6937 PRR in SACK recovery: true (= 'ssrb'), 'crb', 'ssrb', 'linux' or false (default)")
+    hystart: Optional[_flag_or(Literal["rfc9406", "hystart++", "linux"])] = Field(
+        None, description="Slow-start exit on RTT rise: true (= 'rfc9406', HyStart++), 'linux' or false (default)")
+    quickack: Optional[Count] = Field(None, description="Linux quick-ACK mode: first N ACKs at once; 0 = off (default)")
+
+
+# `tcp.profile` values, as crates/iwlab-core/src/scenario/profile.rs defines them (the emulator
+# reads the kernel settings from these; tests/test_scenario.py checks the two agree).
+PROFILES: dict[str, dict[str, Any]] = {
+    "linux": {
+        "mss": 1448, "cc": "cubic", "sack": True, "recovery": "sack", "prr": "linux", "hystart": "linux",
+        "timestamps": True, "delayed_ack": {"segments": 2, "timeout": "40ms"}, "quickack": 16,
+        "initial_rto": "1s", "min_rto": "200ms", "max_rto": "120s", "limited_transmit": True,
+        "syn_loss": "rfc6928", "dupthresh": 3, "restart_after_idle": True, "syn_retries": 6,
+    },
+}
 
 
 class FixedIw(_Model):

@@ -205,9 +205,11 @@ fn congested_links_preset_is_spec_s1_2() {
     assert_eq!(rtt, ms(200).as_nanos());
     let tcp = b.apps[0].tcp.clone();
     assert_eq!((tcp.mss, tcp.timestamps), (1448, true));
-    // The short flows' receiver ACKs every segment (Linux's quick-ACK mode at connection start).
+    // The short flows' receiver ACKs every segment of these responses: Linux's quick-ACK mode
+    // at connection start (the `linux` profile: 16 quick ACKs, then delayed ACKs of 40 ms).
     for a in &b.apps[..2] {
-        assert_eq!(a.tcp.delayed_ack, None, "short flows: an ACK per segment");
+        assert_eq!(a.tcp.quickack, 16, "short flows: an ACK per segment at first");
+        assert_eq!(a.tcp.delayed_ack, Some(DelayedAck { segments: 2, timeout: ms(40) }));
     }
     let (iw3, iw10) = (b.apps[0].server_iw[0], b.apps[1].server_iw[0]);
     assert_eq!(iw_bytes(&mut b, iw3, 1448, None), 3 * 1448);

@@ -36,6 +36,7 @@ TCP_DEFAULTS: dict[str, Any] = {
     "initial_rto": "1s", "min_rto": "1s", "max_rto": "60s", "restart_after_idle": True, "syn_retries": 6,
     "dupthresh": 3, "initial_ssthresh": False, "initial_rcv_wnd": False, "rcv_wnd": None,
     "recovery": "newreno", "limited_transmit": False, "abc_l": 0, "granularity": "0s", "syn_loss": "rfc6928",
+    "prr": False, "hystart": False, "quickack": 0,
 }
 
 
@@ -187,10 +188,21 @@ def relay_queue(q: dict[str, Any], field_path: str) -> str:
 # ---- TCP ---------------------------------------------------------------------------------------
 
 def merged_tcp(data: dict[str, Any], app: dict[str, Any] | None = None) -> dict[str, Any]:
-    t = dict(TCP_DEFAULTS)
-    t.update(data.get("tcp") or {})
+    from iwlab.scenario import PROFILES
+
+    over = dict(data.get("tcp") or {})
     if app:
-        t.update(app.get("tcp") or {})
+        over.update(app.get("tcp") or {})
+    t = dict(TCP_DEFAULTS)
+    if over.get("profile"):
+        # defaults <- profile <- [tcp] <- the app's tcp (scenario/profile.rs)
+        prof = dict(PROFILES[over["profile"]])
+        if over.get("sack") is False:
+            prof.update(recovery="newreno", prr=False)
+        if over.get("recovery", "sack") != "sack":
+            prof["prr"] = False
+        t.update(prof)
+    t.update(over)
     return t
 
 
@@ -238,6 +250,12 @@ def kernel_settings(tcp: dict[str, Any], notes: list[str]) -> Kernel:
         notes.append(f"tcp.recovery = {tcp['recovery']}: Linux uses SACK/RACK recovery whenever SACK is on")
     if tcp["recovery"] == "reno":
         notes.append("tcp.recovery = reno: Linux recovers like NewReno without SACK")
+    if tcp["sack"] and not tcp["prr"]:
+        notes.append("tcp.prr = false: Linux always reduces cwnd in recovery by PRR")
+    if cc == "cubic" and tcp["hystart"] != "linux":
+        notes.append("tcp.hystart: Linux's CUBIC runs its own HyStart (module parameter hystart = 1)")
+    if tcp["delayed_ack"] is not False and int(tcp["quickack"]) != 16:
+        notes.append("tcp.quickack: Linux ACKs at once in quick-ack mode (16 ACKs at connection start)")
     if not tcp["limited_transmit"]:
         notes.append("tcp.limited_transmit = false: Linux always uses Limited Transmit (and RACK-TLP)")
     if int(tcp["abc_l"]) != 0:

@@ -67,6 +67,7 @@ pub mod build;
 pub mod dist;
 pub mod error;
 mod locate;
+pub mod profile;
 pub mod model;
 mod tagged;
 mod tcp;

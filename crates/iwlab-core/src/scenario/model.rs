@@ -311,6 +311,11 @@ impl QueueSpec {
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct TcpSpec {
+    /// A named set of defaults under this table's fields: `"linux"` (what Linux 6.x does by
+    /// default; see `scenario/profile.rs` and docs/scenario-format.md). Fields set explicitly —
+    /// here, in `[tcp]` or in an application's `tcp` — override it (default none).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub profile: Option<String>,
     /// Sender maximum segment size, payload bytes, 1..=65000 (default 1460). With timestamps the
     /// wire segment is 12 bytes longer (Linux: MSS 1460 → 1448 payload bytes: write 1448).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -391,6 +396,27 @@ pub struct TcpSpec {
     /// Spread the initial window over the handshake RTT (default false).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub paced_iw: Option<bool>,
+    /// Proportional Rate Reduction (RFC 6937) for cwnd during SACK-based recovery: `true`
+    /// (= `"ssrb"`), `"crb"`, `"ssrb"`, `"linux"` (SSRB's extra segment only on ACKs that
+    /// advance snd.una), or `false` (default false: RFC 6675's cwnd = ssthresh).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub prr: Option<FlagOr>,
+    /// Slow-start exit on RTT increase: `true` (= `"rfc9406"`, HyStart++), `"rfc9406"`,
+    /// `"linux"` (Linux CUBIC's HyStart delay detector), or `false` (default false).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub hystart: Option<FlagOr>,
+    /// Linux quick-ACK mode: the receiver ACKs its first this many ACKs' worth of data at once
+    /// even with delayed ACKs (Linux TCP_MAX_QUICKACKS = 16); 0 = off (default 0).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub quickack: Option<u32>,
+}
+
+/// `true`, `false` or a variant name.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(untagged)]
+pub enum FlagOr {
+    Flag(bool),
+    Name(String),
 }
 
 impl TcpSpec {

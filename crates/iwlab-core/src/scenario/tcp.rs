@@ -3,11 +3,14 @@
 //! came from (`tcp.min_rto` or `apps[3].tcp.min_rto`).
 
 use super::error::ScenarioError;
-use super::model::{DelayedAckSpec, Switch, SynLossSpec, TcpSpec};
+use super::model::{DelayedAckSpec, FlagOr, Switch, SynLossSpec, TcpSpec};
+use super::profile;
 use super::units::{Duration, Size};
 use crate::engine::SimDuration;
+use crate::tcp::cc::hystart::HyStartKind;
 use crate::tcp::cc::CcConfig;
 use crate::tcp::config::{DelayedAck, RecoveryKind, SynLossRule, TcpConfig};
+use crate::tcp::recovery::prr::ReductionBound;
 
 type R<T> = Result<T, ScenarioError>;
 
@@ -41,7 +44,11 @@ pub(crate) fn field_set(spec: &TcpSpec, f: &str) -> bool {
         pacing,
         pacing_ss_ratio,
         pacing_ca_ratio,
-        paced_iw
+        paced_iw,
+        profile,
+        prr,
+        hystart,
+        quickack
     )
 }
 
@@ -75,7 +82,11 @@ fn merge(base: &TcpSpec, over: &TcpSpec) -> TcpSpec {
         pacing,
         pacing_ss_ratio,
         pacing_ca_ratio,
-        paced_iw
+        paced_iw,
+        profile,
+        prr,
+        hystart,
+        quickack
     )
 }
 
@@ -83,6 +94,24 @@ fn merge(base: &TcpSpec, over: &TcpSpec) -> TcpSpec {
 /// table a value came from.
 pub(crate) fn tcp_config(base: &TcpSpec, over: &TcpSpec, path_of: &dyn Fn(&str) -> String) -> R<TcpConfig> {
     let s = merge(base, over);
+    // A profile goes under every field set explicitly (engine defaults ← profile ← base ← over).
+    let s = match &s.profile {
+        None => s,
+        Some(name) => {
+            let mut p =
+                profile::profile(name).map_err(|e| ScenarioError::value(path_of("profile"), format!("{name:?}"), e))?;
+            if s.sack == Some(false) {
+                // A profile's SACK-based recovery and PRR give way to an explicit sack = false
+                // (Linux without SACK recovers NewReno-style).
+                p.recovery = Some("newreno".into());
+                p.prr = None;
+            }
+            if s.recovery.as_deref().is_some_and(|r| r != "sack") {
+                p.prr = None;
+            }
+            merge(&p, &s)
+        }
+    };
     let mut c = TcpConfig::default();
     if let Some(m) = s.mss {
         if m.get() == 0 || m.get() > 65_000 {
@@ -209,6 +238,36 @@ pub(crate) fn tcp_config(base: &TcpSpec, over: &TcpSpec, path_of: &dyn Fn(&str) 
             }
             *slot = r;
         }
+    }
+    c.prr = match &s.prr {
+        None | Some(FlagOr::Flag(false)) => None,
+        Some(FlagOr::Flag(true)) => Some(ReductionBound::SlowStart),
+        Some(FlagOr::Name(n)) => Some(ReductionBound::by_name(n).map_err(|_| {
+            ScenarioError::value(
+                path_of("prr"),
+                format!("{n:?}"),
+                format!("true, false or one of {:?}", ReductionBound::NAMES),
+            )
+        })?),
+    };
+    c.hystart = match &s.hystart {
+        None | Some(FlagOr::Flag(false)) => None,
+        Some(FlagOr::Flag(true)) => Some(HyStartKind::Rfc9406),
+        Some(FlagOr::Name(n)) => Some(HyStartKind::by_name(n).map_err(|_| {
+            ScenarioError::value(
+                path_of("hystart"),
+                format!("{n:?}"),
+                format!("true, false or one of {:?}", HyStartKind::NAMES),
+            )
+        })?),
+    };
+    c.quickack = s.quickack.unwrap_or(c.quickack);
+    if c.prr.is_some() && c.recovery != RecoveryKind::Sack {
+        return Err(ScenarioError::value(
+            path_of("prr"),
+            format!("{:?}", s.prr),
+            "false unless recovery = \"sack\" (PRR runs in SACK-based recovery)",
+        ));
     }
     if c.recovery == RecoveryKind::Sack && !c.sack {
         return Err(ScenarioError::value(

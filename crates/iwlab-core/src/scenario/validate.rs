@@ -9,6 +9,7 @@ use super::error::ScenarioError;
 use super::model::{
     AccessSpec, BottleneckSpec, Direction, IwSpec, LinkOverride, LossSpec, QueueSpec, Scenario, TcpSpec, TopologySpec,
 };
+use super::profile;
 use super::tcp::{field_set, tcp_config};
 use super::units::{Duration, Quantity, Rate, RateOrShare, Size};
 use crate::engine::{SimDuration, SimTime};
@@ -194,6 +195,10 @@ impl Scenario {
         for (name, p) in &self.iw.policies {
             iw.insert(name.clone(), iw_policy(p, &format!("iw.policies.{name}"))?);
         }
+        if let Some(d) = self.profile_iw() {
+            // tcp.profile = "linux" without iw.default: IW 10 (TCP_INIT_CWND) where no policy is named.
+            iw.entry(d.to_string()).or_insert(IwConfig::Fixed { segments: profile::LINUX_IW_SEGMENTS });
+        }
         if let Some(d) = &self.iw.default {
             if !iw.contains_key(d) {
                 return Err(ScenarioError::value(
@@ -278,8 +283,8 @@ impl Scenario {
             }
         })?;
         let policy = |field: &str, name: &Option<String>| -> R<String> {
-            match name.as_ref().or(self.iw.default.as_ref()) {
-                Some(n) if iw.contains_key(n) => Ok(n.clone()),
+            match name.as_deref().or(self.iw.default.as_deref()).or(self.profile_iw()) {
+                Some(n) if iw.contains_key(n) => Ok(n.to_string()),
                 Some(n) => {
                     Err(ScenarioError::value(format!("{p}.{field}"), format!("{n:?}"), one_of("a policy", iw.keys())))
                 }
@@ -442,6 +447,13 @@ fn group(a: &AccessSpec, path: &str, name: String, side: GroupSide, count: u32, 
         }
     }
     Ok(GroupR { name, side, count, down_rate, down_delay, up_rate, up_delay, down_queue, up_queue })
+}
+
+impl Scenario {
+    /// The IW policy name the scenario's TCP profile supplies when `iw.default` is absent.
+    fn profile_iw(&self) -> Option<&'static str> {
+        (self.iw.default.is_none() && self.tcp.profile.as_deref() == Some("linux")).then_some(profile::LINUX_IW_POLICY)
+    }
 }
 
 fn iw_policy(p: &IwSpec, path: &str) -> R<IwConfig> {

@@ -1,7 +1,9 @@
 //! Per-endpoint TCP options. Every field is a scenario field; defaults are RFC defaults.
 
+use super::cc::hystart::HyStartKind;
 use super::cc::CcConfig;
 use super::pacing::PacingConfig;
+use super::recovery::prr::ReductionBound;
 use crate::engine::SimDuration;
 
 /// Which fast-retransmit / fast-recovery algorithm the sender runs.
@@ -89,6 +91,15 @@ pub struct TcpConfig {
     pub syn_retries: u32,
     /// Sender pacing and the paced initial window (`pacing.rs`; off by default).
     pub pacing: PacingConfig,
+    /// RFC 6937 Proportional Rate Reduction for cwnd in SACK-based recovery, with this
+    /// reduction bound; `None` keeps RFC 6675's cwnd = ssthresh.
+    pub prr: Option<ReductionBound>,
+    /// Leave the initial slow start on an RTT rise (RFC 9406 HyStart++, or Linux CUBIC's
+    /// HyStart); `None` = standard slow start until loss.
+    pub hystart: Option<HyStartKind>,
+    /// Linux quick-ACK mode at connection start: the first this many ACKs of in-order data
+    /// are sent at once, not delayed (TCP_MAX_QUICKACKS = 16). 0 = off.
+    pub quickack: u32,
 }
 
 impl Default for TcpConfig {
@@ -115,6 +126,9 @@ impl Default for TcpConfig {
             initial_ssthresh: u64::MAX,
             syn_retries: 6,
             pacing: PacingConfig::default(),
+            prr: None,
+            hystart: None,
+            quickack: 0,
         }
     }
 }
@@ -144,6 +158,9 @@ impl TcpConfig {
         }
         if self.recovery == RecoveryKind::Sack && !self.sack {
             return Err("tcp.recovery = \"sack\" needs tcp.sack = true".into());
+        }
+        if self.prr.is_some() && self.recovery != RecoveryKind::Sack {
+            return Err("tcp.prr needs tcp.recovery = \"sack\"".into());
         }
         if self.min_rto > self.max_rto {
             return Err(format!("tcp.min_rto ({}) exceeds tcp.max_rto ({})", self.min_rto, self.max_rto));

@@ -27,6 +27,12 @@ pub struct Receiver {
     pub ece: bool,
     /// Data segments received, including duplicates.
     pub segments_received: u64,
+    /// Linux quick-ACK mode: ACKs still to send at once for in-order data, and the count it
+    /// (re)starts with (`quickack`; 0 = off).
+    quick: u32,
+    quickack: u32,
+    /// Data arrived that the next ACK acknowledges (Linux `inet_csk_ack_scheduled`).
+    ack_scheduled: bool,
 }
 
 /// What the receiver wants after a segment arrived.
@@ -52,7 +58,22 @@ impl Receiver {
             fin_seq: None,
             ece: false,
             segments_received: 0,
+            quick: 0,
+            quickack: 0,
+            ack_scheduled: false,
         }
+    }
+
+    /// Linux quick-ACK mode (net/ipv4/tcp_input.c): the first data of a connection enters it
+    /// with `n` quick ACKs (`tcp_event_data_recv()` → `tcp_incr_quickack(sk, TCP_MAX_QUICKACKS)`,
+    /// n = min(rcv_wnd / (2·rcv_mss), 16): 16 for any usual buffer); while in it, in-order data
+    /// is ACKed at once (`tcp_in_quickack_mode()` in `__tcp_ack_snd_check()`); each ACK that
+    /// acknowledges data uses one (`tcp_dec_quickack_mode()`). A duplicate (retransmitted)
+    /// segment re-enters it (`tcp_enter_quickack_mode()` in `tcp_data_queue()`). 0 = off.
+    pub fn with_quickack(mut self, n: u32) -> Self {
+        self.quick = n;
+        self.quickack = n;
+        self
     }
 
     /// Has the peer's FIN been received in order?
@@ -86,11 +107,14 @@ impl Receiver {
         if len > 0 {
             self.segments_received += 1;
         }
+        self.ack_scheduled = true;
         if fin {
             self.fin_seq = Some(seq + len as u64);
         }
         if end <= self.rcv_nxt {
             // RFC 5681 §4.2 / RFC 793: an old duplicate (data or FIN) is acknowledged at once.
+            // Linux also re-enters quick-ACK mode (tcp_data_queue(): "A retransmit").
+            self.quick = self.quick.max(self.quickack);
             return AckNeed::Now;
         }
         if seq > self.rcv_nxt {
@@ -117,6 +141,8 @@ impl Receiver {
         self.unacked += 1;
         match self.delayed {
             None => AckNeed::Now,
+            // Linux quick-ACK mode: in-order data is ACKed at once.
+            Some(_) if self.quick > 0 => AckNeed::Now,
             // "at least every second full-sized segment" (RFC 5681 §4.2), generalised to N.
             Some(d) if self.unacked >= d.segments => AckNeed::Now,
             Some(d) => {
@@ -130,6 +156,11 @@ impl Receiver {
 
     /// An ACK (pure or piggybacked) is being sent: the delayed-ACK state resets.
     pub fn on_ack_sent(&mut self) {
+        if self.ack_scheduled && self.quick > 0 {
+            // tcp_dec_quickack_mode(): one quick ACK used per ACK that acknowledges data.
+            self.quick -= 1;
+        }
+        self.ack_scheduled = false;
         self.unacked = 0;
         self.delack_at = None;
     }
@@ -228,6 +259,28 @@ mod tests {
         let mut r = delayed();
         assert_eq!(seg(&mut r, 10, 0), AckNeed::Delayed);
         assert_eq!(r.delack_deadline(), Some(t(210)));
+    }
+
+    #[test]
+    fn quick_ack_mode_acks_the_first_n_segments_at_once_then_delays() {
+        // Linux: 16 quick ACKs (TCP_MAX_QUICKACKS) at connection start, one used per ACK.
+        let mut r = delayed().with_quickack(16);
+        for n in 0..16 {
+            assert_eq!(seg(&mut r, n, n), AckNeed::Now, "segment {n}");
+            r.on_ack_sent();
+        }
+        assert_eq!(seg(&mut r, 16, 16), AckNeed::Delayed, "the 17th waits for a second segment");
+        assert_eq!(seg(&mut r, 17, 17), AckNeed::Now);
+        r.on_ack_sent();
+        // A retransmitted (duplicate) segment re-enters quick-ACK mode.
+        assert_eq!(seg(&mut r, 18, 3), AckNeed::Now);
+        r.on_ack_sent();
+        assert_eq!(seg(&mut r, 19, 18), AckNeed::Now);
+    }
+
+    #[test]
+    fn without_quick_ack_the_first_segment_is_delayed() {
+        assert_eq!(seg(&mut delayed().with_quickack(0), 0, 0), AckNeed::Delayed);
     }
 
     #[test]

@@ -6,10 +6,12 @@
 //! in `cc/`; the initial and restart windows are chosen by the endpoint from its `iw` policy.
 //! The sender emits [`TxSeg`]s (sequence ranges); the endpoint turns them into segments.
 
+use super::cc::hystart::HyStart;
 use super::cc::{AckInfo, AnyCc, CongestionControl, Window};
 use super::config::{RecoveryKind, TcpConfig};
 use super::pacing::{PaceState, Pacer};
 use super::recovery;
+use super::recovery::prr::{Prr, ReductionBound};
 use super::rto::RttEstimator;
 use super::segment::Segment;
 use crate::engine::{SimDuration, SimTime};
@@ -107,6 +109,16 @@ pub struct Sender {
     pub stats: SenderStats,
     /// Departure spacing (`pacing.rs`); never holds a segment when pacing is off.
     pub(crate) pacer: Pacer,
+    /// RFC 6937 PRR in SACK recovery: the bound configured, and the episode's state.
+    pub(crate) prr_bound: Option<ReductionBound>,
+    pub(crate) prr: Option<Prr>,
+    /// RFC 6937 DeliveredData of the ACK being processed: change in snd.una + change in
+    /// SACKed bytes.
+    pub(crate) delivered: u64,
+    /// Bytes newly SACKed by the ACK being processed.
+    pub(crate) newly_sacked: u64,
+    /// Slow-start exit on RTT rise (RFC 9406 / Linux HyStart), if configured.
+    pub hystart: Option<HyStart>,
 }
 
 impl Sender {
@@ -144,6 +156,11 @@ impl Sender {
             any_loss: false,
             stats: SenderStats::default(),
             pacer: Pacer::new(cfg.pacing),
+            prr_bound: cfg.prr,
+            prr: None,
+            delivered: 0,
+            newly_sacked: 0,
+            hystart: cfg.hystart.map(HyStart::new),
         }
     }
 
@@ -205,6 +222,9 @@ impl Sender {
 
     fn note_loss(&mut self) {
         self.any_loss = true;
+        if let Some(h) = &mut self.hystart {
+            h.on_congestion(); // RFC 9406 §4.2: loss ends HyStart++
+        }
         if let Some((start, end)) = self.window_probe {
             if self.snd_una < end && self.iw_loss.is_none() {
                 self.iw_loss = Some(self.snd_max.min(end) - start);
@@ -220,9 +240,12 @@ impl Sender {
             return; // acknowledges something never sent: ignore (RFC 9293 §3.10.7.4)
         }
         self.peer_wnd = seg.wnd;
+        self.newly_sacked = 0;
+        self.delivered = 0;
         if self.sack && !seg.sack.is_empty() {
             self.update_scoreboard(seg);
         }
+        self.delivered = self.newly_sacked;
         // RFC 3168 §6.1.2: no cwnd increase in response to the ACK whose ECE we acted on.
         let reduced = ecn && seg.flags.contains(super::segment::Flags::ECE) && self.on_ece(now);
         if ack > self.snd_una {
@@ -240,10 +263,16 @@ impl Sender {
         let flight_before = self.flight_size();
         // Pop what is now cumulatively acknowledged; RTT from the newest segment sent once.
         let mut sample = None;
+        // RFC 6937 DeliveredData: SACKed bytes now cumulatively acknowledged were counted
+        // when they were SACKed.
+        let mut was_sacked = 0;
         while let Some(front) = self.outstanding.front() {
             if front.end() <= ack {
                 if front.tx == 1 {
                     sample = Some(now - front.sent_at);
+                }
+                if front.sacked {
+                    was_sacked += front.end() - front.seq;
                 }
                 self.outstanding.pop_front();
             } else {
@@ -274,13 +303,22 @@ impl Sender {
         if self.window_probe.is_some_and(|(_, end)| ack >= end) {
             self.window_probe = None;
         }
+        self.delivered = (acked + self.newly_sacked).saturating_sub(was_sacked);
         let info = AckInfo { now, acked, flight_before, srtt: self.rtt.srtt(), min_rtt: self.rtt.min_rtt() };
         if self.in_recovery {
             recovery::on_ack_in_recovery(self, now, acked, out);
         } else {
             self.dupacks = 0;
             if grow {
-                self.cc.on_ack(&mut self.w, &info);
+                // HyStart (RFC 9406) takes slow start's growth while it is active.
+                let (snd_nxt, w) = (self.snd_nxt, &mut self.w);
+                let grown = match &mut self.hystart {
+                    Some(h) if h.active(w) => h.on_ack(w, acked, ack, snd_nxt, sample),
+                    _ => false,
+                };
+                if !grown {
+                    self.cc.on_ack(&mut self.w, &info);
+                }
             }
         }
         self.stats.max_cwnd = self.stats.max_cwnd.max(self.w.cwnd);
@@ -298,6 +336,9 @@ impl Sender {
         // RFC 3168 §6.1.2: at most one reduction per window; not again while recovering.
         if self.in_recovery || self.snd_una < self.ecn_recover {
             return false;
+        }
+        if let Some(h) = &mut self.hystart {
+            h.on_congestion(); // RFC 9406 §4.2: an ECN echo ends HyStart++
         }
         let flight = self.flight_size();
         self.w.ssthresh = self.cc.ssthresh_on_loss(&self.w, flight, now);
@@ -319,8 +360,9 @@ impl Sender {
                 if o.seq >= e {
                     break;
                 }
-                if o.seq >= s && o.end() <= e {
+                if o.seq >= s && o.end() <= e && !o.sacked {
                     o.sacked = true;
+                    self.newly_sacked += o.end() - o.seq;
                 }
             }
         }
@@ -342,6 +384,10 @@ impl Sender {
 
     /// Leaves recovery and tells the controller.
     pub(crate) fn exit_recovery(&mut self, now: SimTime) {
+        if self.prr.take().is_some() {
+            // RFC 6937: recovery ends with cwnd at ssthresh (Linux tcp_end_cwnd_reduction()).
+            self.w.cwnd = self.w.ssthresh;
+        }
         self.in_recovery = false;
         self.dupacks = 0;
         self.cc.on_recovery_exit(&mut self.w, now);
@@ -363,6 +409,7 @@ impl Sender {
         self.high_rxt = self.high_rxt.max(end);
         self.stats.retransmits += 1;
         self.stats.data_segments_sent += (tx.len > 0) as u64;
+        self.count_prr_out(end - tx.seq);
         self.last_send = Some(now);
         self.paced(now, tx.seq, tx.len);
         if self.rto_at.is_none() {
@@ -440,6 +487,7 @@ impl Sender {
         self.outstanding.push_back(Outstanding { seq, len, fin, sent_at: now, tx: 1, sacked: false, lost: false });
         self.snd_nxt += len as u64 + fin as u64;
         self.snd_max = self.snd_max.max(self.snd_nxt);
+        self.count_prr_out(len as u64 + fin as u64);
         self.stats.data_segments_sent += (len > 0) as u64;
         self.last_send = Some(now);
         self.paced(now, seq, len);
@@ -464,6 +512,7 @@ impl Sender {
         self.w.cwnd = self.w.mss;
         self.w.bytes_acked = 0;
         self.in_recovery = false;
+        self.prr = None;
         self.dupacks = 0;
         // RFC 6582 §4: remember the highest sequence sent so that dup ACKs caused by the
         // go-back-N retransmissions do not trigger another fast retransmit.
@@ -485,6 +534,13 @@ impl Sender {
     /// When pacing releases a segment it held back (None: nothing held).
     pub fn pacing_deadline(&self) -> Option<SimTime> {
         self.pacer.deadline()
+    }
+
+    /// RFC 6937: prr_out += data sent, for every (re)transmission during recovery.
+    fn count_prr_out(&mut self, bytes: u64) {
+        if let Some(p) = &mut self.prr {
+            p.on_sent(bytes);
+        }
     }
 
     /// Time since the last transmission, for tests and records.

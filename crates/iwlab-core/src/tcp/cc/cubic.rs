@@ -39,7 +39,7 @@
 //! next stage starts afresh at ssthresh with the remembered W_max.
 //!
 //! Not implemented: §4.9 undo after spurious congestion events (no hook reports them),
-//! HyStart++ (RFC 9406).
+//! HyStart++ (RFC 9406) here: it lives in `cc/hystart.rs` and the sender runs it before CUBIC.
 
 use super::{reno, AckInfo, CongestionControl, Window};
 use crate::engine::{SimDuration, SimTime};

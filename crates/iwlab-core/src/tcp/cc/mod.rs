@@ -5,6 +5,7 @@
 //! cwnd during recovery) is `tcp::recovery`'s job, and the *initial* window is `tcp::iw`'s.
 
 pub mod cubic;
+pub mod hystart;
 pub mod reno;
 
 use crate::engine::{SimDuration, SimTime};

@@ -3,6 +3,7 @@
 //! sets ssthresh/cwnd and queues retransmissions through the sender's own methods.
 
 pub mod newreno;
+pub mod prr;
 pub mod reno;
 pub mod sack;
 

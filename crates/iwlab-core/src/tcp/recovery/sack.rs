@@ -1,6 +1,7 @@
 //! Conservative SACK-based loss recovery (RFC 6675): during recovery the sender keeps `pipe`
 //! (its estimate of bytes in the network) below cwnd, choosing what to send with NextSeg.
 
+use super::prr::Prr;
 use crate::engine::SimTime;
 use crate::tcp::cc::CongestionControl;
 use crate::tcp::sender::{Sender, TxSeg};
@@ -36,6 +37,7 @@ pub(crate) fn pipe(s: &Sender) -> u64 {
 
 pub fn on_dupack(s: &mut Sender, now: SimTime, out: &mut Vec<TxSeg>) {
     if s.in_recovery {
+        prr_update(s, false);
         return; // NextSeg runs in transmit
     }
     mark_lost(s);
@@ -48,6 +50,14 @@ pub fn on_dupack(s: &mut Sender, now: SimTime, out: &mut Vec<TxSeg>) {
         s.w.ssthresh = s.cc.ssthresh_on_loss(&s.w, flight, now);
         s.w.cwnd = s.w.ssthresh;
         s.enter_recovery();
+        if let Some(bound) = s.prr_bound {
+            // RFC 6937 §3: RecoverFS = snd.nxt − snd.una, less what was SACKed before this ACK
+            // (RFC 9937 §6: it is not delivered during recovery).
+            let sacked: u64 = s.outstanding.iter().filter(|o| o.sacked).map(|o| o.end() - o.seq).sum();
+            let fs = s.flight_size().saturating_sub(sacked - s.newly_sacked);
+            s.prr = Some(Prr::start(bound, s.w.ssthresh, fs));
+            prr_update(s, false);
+        }
         // (4.3): retransmit the first segment presumed dropped, HighACK + 1.
         if let Some(first) = s.first_unacked() {
             s.retransmit(now, first.seq, out);
@@ -61,7 +71,26 @@ pub fn on_ack(s: &mut Sender, now: SimTime) {
     // RFC 6675 §5 (1)–(2): recovery ends when the cumulative ACK reaches RecoveryPoint.
     if s.snd_una >= s.recover {
         s.exit_recovery(now);
+    } else {
+        prr_update(s, true);
     }
+}
+
+/// RFC 6937 §3, on every ACK during recovery: sndcnt from DeliveredData and pipe, and
+/// cwnd = pipe + sndcnt so that NextSeg sends exactly that (Linux `tcp_cwnd_reduction()`).
+/// `advanced`: the ACK moved snd.una (a "safe" ACK if it also marked no new loss).
+fn prr_update(s: &mut Sender, advanced: bool) {
+    if s.prr.is_none() || s.delivered == 0 {
+        return; // Linux: an ACK that delivers nothing leaves cwnd alone
+    }
+    let lost_before = s.outstanding.iter().filter(|o| o.lost).count();
+    mark_lost(s);
+    let newly_lost = s.outstanding.iter().filter(|o| o.lost).count() > lost_before;
+    let p = pipe(s);
+    let (delivered, mss) = (s.delivered, s.w.mss);
+    let prr = s.prr.as_mut().expect("checked above");
+    let sndcnt = prr.on_ack(delivered, p, mss, advanced && !newly_lost);
+    s.w.cwnd = p + sndcnt;
 }
 
 /// RFC 6675 §5 (C): while cwnd − pipe ≥ 1 SMSS, send what NextSeg chooses.

@@ -1,0 +1,58 @@
+//! TCP profiles: `tcp.profile = "linux"` puts a named set of values under the `[tcp]` fields
+//! (engine defaults ← profile ← `[tcp]` ← an application's `tcp`), so a scenario says "Linux
+//! TCP" in one line and still overrides any field. docs/scenario-format.md explains each value
+//! with the kernel behaviour it stands for; python/iwlab/scenario.py keeps the same table
+//! (`PROFILES`) for the emulator.
+
+use super::model::TcpSpec;
+
+/// Profile names, for error messages.
+pub const NAMES: &[&str] = &["linux"];
+
+/// Linux 6.x defaults (net/ipv4 sysctl defaults, include/net/tcp.h constants).
+pub const LINUX: &str = r#"
+mss = 1448                                       # 1500-byte MTU - 40 - 12 bytes of timestamps
+cc = "cubic"                                     # net.ipv4.tcp_congestion_control
+sack = true                                      # net.ipv4.tcp_sack = 1
+recovery = "sack"                                # SACK scoreboard recovery (RACK-TLP when merged)
+prr = "linux"                                    # tcp_cwnd_reduction(): PRR, safe-ACK SSRB
+hystart = "linux"                                # tcp_cubic.c hystart = 1 (delay detector)
+timestamps = true                                # net.ipv4.tcp_timestamps = 1
+delayed_ack = { segments = 2, timeout = "40ms" } # TCP_ATO_MIN; ACK every 2nd full segment
+quickack = 16                                    # TCP_MAX_QUICKACKS
+initial_rto = "1s"                               # TCP_TIMEOUT_INIT
+min_rto = "200ms"                                # TCP_RTO_MIN
+max_rto = "120s"                                 # TCP_RTO_MAX
+limited_transmit = true                          # always on in tcp_input.c
+syn_loss = "rfc6928"                             # IW 1 only after > 1 SYN retransmission
+dupthresh = 3                                    # net.ipv4.tcp_reordering = 3
+restart_after_idle = true                        # net.ipv4.tcp_slow_start_after_idle = 1
+syn_retries = 6                                  # net.ipv4.tcp_syn_retries = 6
+"#;
+
+/// Linux's initial window, segments (TCP_INIT_CWND): the IW of applications that name no
+/// policy when `[tcp]` has `profile = "linux"` and `iw.default` is absent.
+pub const LINUX_IW_SEGMENTS: u32 = 10;
+/// The name under which that policy appears (it may be redefined in `[iw.policies]`).
+pub const LINUX_IW_POLICY: &str = "linux-iw10";
+
+/// The `[tcp]` values of profile `name`.
+pub fn profile(name: &str) -> Result<TcpSpec, String> {
+    match name {
+        "linux" => Ok(toml::from_str(LINUX).expect("the built-in linux profile parses")),
+        _ => Err(format!("one of {NAMES:?}")),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn linux_profile_parses_and_names_no_profile_itself() {
+        let p = profile("linux").unwrap();
+        assert_eq!(p.profile, None);
+        assert_eq!(p.quickack, Some(16));
+        assert!(profile("bsd").unwrap_err().contains("linux"));
+    }
+}
