@@ -288,3 +288,71 @@ def test_profile_path_is_relative_to_nothing_surprising(tmp_path):
     f.write_text('sizes = "sizes.csv"\n')
     (tmp_path / "sizes.csv").write_text("1000\n2000\n")
     assert Path(Profile.from_toml(f).sizes) == (tmp_path / "sizes.csv").resolve()
+
+
+# ---------------------------------------------------------------------------------------------
+# --from-watch: profiles per prefix from the watcher's state (iwlab.deploy.state, schema 1)
+
+
+def _watch_state(path: Path, rows: list[tuple]) -> Path:
+    """A state file as `iwlab watch` leaves it: application id 'IWLB', schema version 1, and the
+    per-prefix counters (netns, prefix, connections, segs_out, retrans, rtt_us_sum, rtt_n)."""
+    import sqlite3
+
+    db = sqlite3.connect(path)
+    db.executescript("""
+        CREATE TABLE prefixes (
+            netns TEXT NOT NULL, prefix TEXT NOT NULL, iw INTEGER, since REAL, why TEXT,
+            connections INTEGER NOT NULL DEFAULT 0, iw_loss INTEGER NOT NULL DEFAULT 0,
+            segs_out INTEGER NOT NULL DEFAULT 0, retrans INTEGER NOT NULL DEFAULT 0,
+            rtt_us_sum INTEGER NOT NULL DEFAULT 0, rtt_n INTEGER NOT NULL DEFAULT 0, last_evidence REAL,
+            PRIMARY KEY (netns, prefix));
+        PRAGMA application_id = 1230457922; PRAGMA user_version = 1;""")
+    db.executemany("INSERT INTO prefixes (netns, prefix, connections, segs_out, retrans, rtt_us_sum, rtt_n) "
+                   "VALUES (?, ?, ?, ?, ?, ?, ?)", rows)
+    db.commit()
+    db.close()
+    return path
+
+
+def test_from_watch_builds_one_profile_per_prefix_from_the_measurements(tmp_path):
+    from iwlab.advise.watch import profiles_from_watch
+
+    state = _watch_state(tmp_path / "state.sqlite", [
+        ("", "10.1.0.0/16", 100, 3000, 0, 100 * 300_000, 100),     # 300 ms, 30 segments, lossless
+        ("", "10.2.0.0/16", 50, 500, 50, 50 * 40_000, 50),          # 40 ms, 9 segments, 10 % retransmitted
+        ("", "10.3.0.0/16", 0, 0, 0, 0, 0),                         # nothing seen: no profile
+        ("ns1", "10.4.0.0/16", 10, 100, 0, 10 * 50_000, 10),       # another namespace
+    ])
+    base = Profile.from_flags(rate="10Mbps", buffer="100pkt")
+    ps = profiles_from_watch(state, base)
+    assert list(ps) == ["10.1.0.0/16", "10.2.0.0/16"]
+    a, b = ps["10.1.0.0/16"][0], ps["10.2.0.0/16"][0]
+    assert (a.rtt_s, a.sizes, a.loss, a.rate_bps, a.buffer_packets()) == (pytest.approx(0.3), "30seg", 0.0,
+                                                                           10_000_000, 100)
+    assert (b.rtt_s, b.sizes, b.loss) == (pytest.approx(0.04), "9seg", pytest.approx(0.1))
+    assert list(profiles_from_watch(state, base, netns="ns1")) == ["10.4.0.0/16"]
+    with pytest.raises(ProfileError, match="schema version 1"):
+        import sqlite3
+
+        other = tmp_path / "other.sqlite"
+        sqlite3.connect(other).execute("CREATE TABLE t (x)").connection.close()
+        profiles_from_watch(other, base)
+
+
+def test_cli_from_watch_writes_one_policy_file_for_every_prefix(tmp_path):
+    state = _watch_state(tmp_path / "state.sqlite", [
+        ("", "10.1.0.0/16", 100, 3000, 0, 100 * 300_000, 100),
+        ("", "10.2.0.0/16", 50, 500, 50, 50 * 40_000, 50)])
+    out = _cli("advise", "--from-watch", str(state), "--rate", "10Mbps", "--buffer", "100pkt", "--duration", "10s",
+               "--candidates", "fixed:3,32", "--budget", "24runs", "--seeds", "2", "--max-seeds", "4",
+               "--no-sensitivity", "--jobs", "1", "--json", "--out", str(tmp_path / "adv"))
+    assert out.returncode == 0, out.stderr
+    doc = json.loads(out.stdout)
+    assert [p["prefix"] for p in doc["prefixes"]] == ["10.1.0.0/16", "10.2.0.0/16"]
+    assert doc["prefixes"][0]["recommended"]["iw_segments"] == 32  # 30-segment flows, 300 ms, no loss
+    pol = tomllib.loads((tmp_path / "adv" / "policy.toml").read_text())
+    assert [r["prefix"] for r in pol["routes"]] == ["10.1.0.0/16", "10.2.0.0/16"]
+    assert all(r["policy"] in pol["iw"]["policies"] for r in pol["routes"])
+    out = _cli("advise", "--from-watch", str(tmp_path / "missing.sqlite"))
+    assert out.returncode == 2 and "from_watch" in out.stderr

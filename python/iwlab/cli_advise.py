@@ -36,8 +36,9 @@ def advise(
     sizes: Annotated[Optional[str], typer.Option(
         help="Flow sizes: Nseg | websearch | datamining | FILE.csv (sizes, or value,cdf lines).")] = None,
     load: Annotated[Optional[str], typer.Option(help="The flows' share of the bottleneck (10%).")] = None,
-    tcp: Annotated[Optional[str], typer.Option(help="TCP flavour: linux (CUBIC, SACK, min RTO 200 ms, MSS 1448, "
-                                                    "timestamps) or reno.")] = None,
+    tcp: Annotated[Optional[str], typer.Option(
+        help="TCP flavour: linux (tcp.profile = linux: CUBIC, HyStart, SACK, PRR, quick-ACK, min RTO 200 ms, MSS 1448, "
+             "timestamps) or reno (RFC defaults: NewReno, no SACK, min RTO 1 s, MSS 1460).")] = None,
     clients: Annotated[Optional[int], typer.Option(help="Client hosts (RTT draws with a range).")] = None,
     duration: Annotated[Optional[str], typer.Option(help="Simulated time per run (30s).")] = None,
     objective: Annotated[Optional[str], typer.Option(help="mean | median | p95 | p99 completion time.")] = None,
@@ -62,6 +63,10 @@ def advise(
     prefix: Annotated[str, typer.Option(help="Destination prefix of the policy file's route.")] = "0.0.0.0/0",
     out: Annotated[Optional[Path], typer.Option("--out", "-o", help="Write advice.json, policy.toml, "
                                                 "report.html, pareto.png, runs.parquet here.")] = None,
+    from_watch: Annotated[Optional[Path], typer.Option(
+        "--from-watch", help="iwlab watch's state file: one profile per measured prefix (RTT, retransmission rate, "
+                             "mean flow size), one recommendation each, one policy file.")] = None,
+    netns: Annotated[Optional[str], typer.Option(help="With --from-watch: the watched namespace [root].")] = None,
     json_: Annotated[bool, typer.Option("--json", help="Print one JSON object (recommended, candidates, …).")] = False,
     progress: Annotated[Optional[bool], typer.Option("--progress/--no-progress",
                                                      help="Progress bar [on unless --json].")] = None,
@@ -78,6 +83,11 @@ def advise(
     try:
         base = Profile.from_toml(profile) if profile is not None else None
         p = Profile.from_flags(base, **{k: v for k, v in flags.items() if v is not None})
+        if from_watch is not None:
+            _from_watch(from_watch, p, netns, out, json_, candidates=candidates, budget=budget, jobs=jobs, dask=dask,
+                        seeds=seeds, max_seeds=max_seeds, sensitivity=sensitivity,
+                        progress=not json_ if progress is None else progress)
+            return
         a = run_advise(p, candidates=candidates, budget=budget, jobs=jobs, dask=dask, seeds=seeds,
                        max_seeds=max_seeds, sensitivity=sensitivity, prefix=prefix,
                        progress=not json_ if progress is None else progress)
@@ -95,6 +105,22 @@ def advise(
         typer.echo(a.summary())
         if out is not None:
             typer.echo(f"\nwritten: {', '.join(str(p) for p in written.values())}")
+
+
+def _from_watch(state: Path, p, netns: Optional[str], out: Optional[Path], json_: bool, **kw) -> None:
+    import json
+    import re
+
+    from iwlab.advise.watch import advise_watch
+
+    w = advise_watch(state, p, netns, **kw)
+    if out is not None:
+        out.mkdir(parents=True, exist_ok=True)
+        (out / "policy.toml").write_text(w.policy_file)
+        (out / "advice.json").write_text(json.dumps(w.to_dict(), indent=2, default=str) + "\n")
+        for prefix, a in w.advice.items():
+            a.write(out / re.sub(r"[^\w.-]", "_", prefix))
+    typer.echo(json.dumps(w.to_dict(), indent=2, default=str) if json_ else w.summary())
 
 
 def register(app: typer.Typer) -> None:

@@ -23,7 +23,7 @@ from iwlab.advise.evaluate import EvalSpec, sweep_module
 from iwlab.advise.profile import Profile
 from iwlab.advise.search import Budget, RaceState, Runner, race, t_interval
 
-__all__ = ["advise", "Advice", "SENSITIVITY"]
+__all__ = ["advise", "Advice", "SENSITIVITY", "policy_entry"]
 
 SENSITIVITY = (("RTT ×0.5", 0.5, 1.0), ("RTT ×2", 2.0, 1.0), ("buffer ×0.5", 1.0, 0.5), ("buffer ×2", 1.0, 2.0))
 
@@ -133,22 +133,27 @@ class Advice:
         return paths
 
 
+def _lit(v: Any) -> str:
+    if isinstance(v, bool):
+        return "true" if v else "false"
+    if isinstance(v, str):
+        return json.dumps(v)
+    return str(v)
+
+
+def policy_entry(recommended: dict[str, Any]) -> tuple[str, str]:
+    """The `[iw.policies]` line of a recommendation: (name, 'name = { kind = …, … }')."""
+    table = ", ".join(f"{k} = {_lit(v)}" for k, v in recommended["policy_table"].items())
+    return recommended["policy"], f"{recommended['policy']} = {{ {table} }}"
+
+
 def _policy_file(c: Candidate, prefix: str, profile: Profile, objective: str, value: float) -> str:
-    from iwlab.sweep import parse_value  # noqa: F401  (TOML literals below are written by hand)
-
-    def lit(v: Any) -> str:
-        if isinstance(v, bool):
-            return "true" if v else "false"
-        if isinstance(v, str):
-            return json.dumps(v)
-        return str(v)
-
-    table = ", ".join(f"{k} = {lit(v)}" for k, v in c.policy.items())
-    lines = [f"# iwlab advise: {c.name} for {json.dumps(profile.describe()['rate'])} / "
-             f"{profile.describe()['rtt']} / buffer {profile.describe()['buffer']} / {profile.background.label()}",
+    d = profile.describe()
+    name, line = policy_entry({"policy": _policy_name(c), "policy_table": c.policy})
+    lines = [f"# iwlab advise: {c.name} for {d['rate']} / RTT {d['rtt']} / buffer {d['buffer']} / "
+             f"background {d['background']}",
              f"# objective: {objective} = {value * 1e3:.1f} ms",
-             "[iw.policies]", f"{_policy_name(c)} = {{ {table} }}", "", "[[routes]]", f"prefix = {json.dumps(prefix)}",
-             f"policy = {json.dumps(_policy_name(c))}"]
+             "[iw.policies]", line, "", "[[routes]]", f"prefix = {json.dumps(prefix)}", f"policy = {json.dumps(name)}"]
     if c.tcp.get("paced_iw"):
         lines.insert(2, "# paced IW: Linux paces a socket without fq once SO_MAX_PACING_RATE is set (the route "
                         "carries only initcwnd)")

@@ -24,9 +24,9 @@ OTHERS = "others"
 SAMPLE_INTERVAL = 0.01
 ACCESS_DELAY = 0.001
 
-_LINUX = {"mss": 1448, "timestamps": True, "sack": True, "recovery": "sack", "cc": "cubic", "limited_transmit": True,
-          "delayed_ack": {"segments": 2, "timeout": "40ms"}, "initial_rto": "1s", "min_rto": "200ms",
-          "syn_loss": "rfc6928"}
+# Linux 6.x defaults (MSS 1448 with timestamps, CUBIC + HyStart, SACK + PRR, quick-ACK, min RTO 200 ms, …):
+# the engine's `tcp.profile = "linux"` (docs/scenario-format.md lists every value).
+_LINUX = {"profile": "linux"}
 _RENO = {"mss": 1460, "cc": "reno", "recovery": "newreno", "sack": False,
          "delayed_ack": {"segments": 2, "timeout": "200ms"}, "initial_rto": "1s", "min_rto": "1s"}
 
@@ -76,8 +76,6 @@ def scenario_data(p: Profile, cand: Candidate, name: str = "advise") -> dict[str
                                 "bg": {"kind": "fixed", "segments": 10}}
     apps: list[dict[str, Any]] = []
     app_tcp: dict[str, Any] = dict(cand.tcp)
-    if p.tcp == "linux":
-        app_tcp["delayed_ack"] = False  # Linux starts in quick-ack mode: short flows see an ACK per segment
     harm = p.constraints.harm_pct is not None
     share = 0.5 if harm else 1.0
     for g in left:
@@ -86,7 +84,7 @@ def scenario_data(p: Profile, cand: Candidate, name: str = "advise") -> dict[str
             app = {"kind": "poisson-flows", "name": f"{who}-{g['name']}", "clients": g["name"], "servers": "servers",
                    "count": g["count"], "mapping": "modulo", "size": _size(p), "load": round(p.load * share * frac, 9),
                    "request": "100B", "server_iw": policy, "client_iw": policy}
-            tcp = dict(app_tcp) if who == FOREGROUND else ({"delayed_ack": False} if p.tcp == "linux" else {})
+            tcp = dict(app_tcp) if who == FOREGROUND else {}
             if tcp:
                 app["tcp"] = tcp
             apps.append(app)

@@ -6,7 +6,7 @@ Each flow's server starts with IW 10, sent back to back (bursty) or spread over 
 RTT (`tcp.paced_iw`). Linux-like TCP (CUBIC, SACK, min RTO 200 ms, MSS 1448). Figures: mean
 completion time and retransmission rate per buffer, 95 % CI over seeds.
 
-    python -m iwlab.advise.paced_study out/paced     # writes paced-iw.png and paced-iw.csv
+    python -m iwlab.advise.paced_study out/paced 10  # writes paced-iw.png and paced-iw.csv (10 seeds)
 """
 
 from __future__ import annotations
@@ -80,7 +80,7 @@ def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     out = Path(argv[0] if argv else "out/paced-study")
     out.mkdir(parents=True, exist_ok=True)
-    s = summary(run())
+    s = summary(run(seeds=int(argv[1]) if len(argv) > 1 else 5))
     s.to_csv(out / "paced-iw.csv", index=False)
     (out / "paced-iw.png").write_bytes(figure(s))
     with np.printoptions(precision=4):
