@@ -356,3 +356,11 @@ def test_cli_from_watch_writes_one_policy_file_for_every_prefix(tmp_path):
     assert all(r["policy"] in pol["iw"]["policies"] for r in pol["routes"])
     out = _cli("advise", "--from-watch", str(tmp_path / "missing.sqlite"))
     assert out.returncode == 2 and "from_watch" in out.stderr
+
+
+def test_paced_iw_study_halves_retransmissions_into_a_five_packet_buffer():
+    from iwlab.advise import paced_study
+
+    s = paced_study.summary(paced_study.run(seeds=2, buffers=(5,), duration="20s")).set_index("variant")
+    assert s.loc["paced IW10", "retransmit_rate"] < 0.75 * s.loc["bursty IW10", "retransmit_rate"], s
+    assert paced_study.figure(s.reset_index())[:4] == b"\x89PNG"

@@ -3,7 +3,7 @@
 Short flows of 20 segments from 8 servers arrive as a Poisson process over a 2 Mb/s, 100 ms RTT
 bottleneck already carrying UDP at 50 %; the drop-tail buffer is varied from 5 to 40 packets.
 Each flow's server starts with IW 10, sent back to back (bursty) or spread over the handshake
-RTT (`tcp.paced_iw`). Linux-like TCP (CUBIC, SACK, min RTO 200 ms, MSS 1448). Figures: mean
+RTT (`tcp.paced_iw`). TCP is `tcp.profile = "linux"`. Figures: mean
 completion time and retransmission rate per buffer, 95 % CI over seeds.
 
     python -m iwlab.advise.paced_study out/paced 10  # writes paced-iw.png and paced-iw.csv (10 seeds)
