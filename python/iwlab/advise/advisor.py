@@ -305,7 +305,8 @@ def _sensitivity(p: Profile, cands: Sequence[Candidate], table: pd.DataFrame, re
     double RTT and buffer with the same seeds; is the recommendation still the best?"""
     from tqdm import tqdm
 
-    lead = [rec.name] + [n for n in table["candidate"] if n != rec.name][:2]
+    distinct = table[~table["status"].str.startswith("identical")]
+    lead = [rec.name] + [n for n in distinct["candidate"] if n != rec.name][:2]
     by_name = {c.name: c for c in cands}
     nseeds = max(2, min(4, int(table.loc[table["candidate"] == rec.name, "seeds"].iloc[0])))
     rows = []
