@@ -193,7 +193,7 @@ class TiedRunner(FakeRunner):
 def test_race_reports_indistinguishable_candidates_at_max_seeds():
     r = TiedRunner({})
     st = _race(r, ["iw3", "iw10"], max_seeds=12)
-    assert st.stop_reason == "max-seeds" and "indistinguishable at 12 seeds" in st.stop_detail
+    assert st.stop_reason == "max-seeds" and "not separated at 12 seeds: iw10: tied with iw3" in st.stop_detail, st.stop_detail
     assert st.runs == 24
 
 

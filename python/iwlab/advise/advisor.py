@@ -249,8 +249,7 @@ def advise(profile: Profile | str | Path | None = None, *, candidates: Sequence[
         notes.append("the recommendation paces its IW: a route's initcwnd cannot express that; on Linux set "
                      "SO_MAX_PACING_RATE on the sockets (internal pacing, no fq needed) or use fq")
     if st.stop_reason != "separated":
-        tied = table[table["status"].str.startswith("tied")]["candidate"].tolist()
-        notes.append(f"not separated ({st.stop_reason}): still tied with the best: {', '.join(tied)}")
+        notes.append(f"not separated ({st.stop_reason}): {st.stop_detail}")
     runs = pd.DataFrame(st.rows)
     return Advice(profile=p, objective=p.objective.label(), recommended=recommended, candidates=table, runs=runs,
                   rounds=pd.DataFrame(st.rounds), sensitivity=sens, stop_reason=st.stop_reason,
@@ -271,7 +270,8 @@ def _candidate_table(st: RaceState, cands: Sequence[Candidate], col: str, checks
                "value": m, "ci_low": lo, "ci_high": hi,
                "retransmit_rate": float(np.nanmean(r["retransmit_rate"])) if len(r) else float("nan"),
                "completed": float(np.nanmean(r["completed"])) if len(r) else float("nan"),
-               "status": "recommended" if c.name == st.best else _status(st.status.get(c.name, "")),
+               "status": "recommended" if c.name == st.best else (
+                   st.open.get(c.name, "tied") if st.status.get(c.name) == "racing" else st.status.get(c.name, "")),
                "dropped_in_round": st.dropped_in.get(c.name)}
         for name, _c, _limit, excess in checks:
             if base is not None and len(r):
@@ -281,10 +281,6 @@ def _candidate_table(st: RaceState, cands: Sequence[Candidate], col: str, checks
     df = pd.DataFrame(rows)
     df["pareto"] = _pareto(df["value"].to_numpy(dtype=float), df["retransmit_rate"].to_numpy(dtype=float))
     return df.sort_values(["value", "candidate"], na_position="last").reset_index(drop=True)
-
-
-def _status(s: str) -> str:
-    return "tied with the best (the CI of the difference contains 0)" if s == "racing" else s
 
 
 def _pareto(y: np.ndarray, x: np.ndarray) -> list[bool]:

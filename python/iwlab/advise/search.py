@@ -145,6 +145,8 @@ class RaceState:
     rounds: list[dict[str, Any]] = field(default_factory=list)
     stop_reason: str = ""
     stop_detail: str = ""
+    #: why a candidate still races: a constraint not yet decided, or a tie with the best
+    open: dict[str, str] = field(default_factory=dict)
     best: str = ""
     runs: int = 0
     seconds: float = 0.0
@@ -215,8 +217,9 @@ def race(candidates: Sequence[Candidate], make_task: Callable[[Candidate, int], 
                 halved = True
             if left is not None and (len(tasks) > left or left <= 0) and rnd > 0:
                 st.stop_reason = "budget"
-                st.stop_detail = (f"budget of {budget.label()} spent: {len(active)} candidates still overlap "
-                                  f"at {target // 2} seeds")
+                left = [n for n in _ranked(st, active, objective) if n != st.best]
+                st.stop_detail = (f"budget of {budget.label()} spent with {st.best} not separated: "
+                                  + "; ".join(f"{n}: {st.open.get(n, 'tied')}" for n in left))
                 break
             if not tasks:
                 st.stop_reason = "separated"
@@ -247,8 +250,9 @@ def race(candidates: Sequence[Candidate], make_task: Callable[[Candidate, int], 
                 break
             if target >= max_seeds:
                 st.stop_reason = "max-seeds"
-                st.stop_detail = (f"{len(active)} candidates ({', '.join(_ranked(st, active, objective))}) are "
-                                  f"indistinguishable at {target} seeds (95 % CIs of their differences contain 0)")
+                left = [n for n in _ranked(st, active, objective) if n != st.best]
+                st.stop_detail = (f"{st.best} is not separated at {target} seeds: "
+                                  + "; ".join(f"{n}: {st.open.get(n, 'tied')}" for n in left))
                 break
             target = min(2 * target, max_seeds)
     finally:
@@ -286,6 +290,7 @@ def _eliminate(st: RaceState, active: list[str], objective: str, checks: Sequenc
         by_seed.setdefault(r["candidate"], {})[r["seed"]] = r
     feasible = []
     dropped = []
+    st.open = {}
     for n in active:
         ok = True
         for cname, _col, limit, excess in checks:
@@ -301,6 +306,7 @@ def _eliminate(st: RaceState, active: list[str], objective: str, checks: Sequenc
                 ok = False
                 break
             if np.isfinite(m) and m > limit:
+                st.open[n] = f"{cname} {m:.3g} over the limit {limit:g}, not yet with confidence (CI low {lo:.3g})"
                 ok = False
         if ok:
             feasible.append(n)
@@ -317,6 +323,8 @@ def _eliminate(st: RaceState, active: list[str], objective: str, checks: Sequenc
             st.status[n] = f"identical to {st.best} on every seed"
         else:
             m, lo, hi = t_interval(d)
+            st.open.setdefault(n, f"tied with {st.best}: difference {m * 1e3:+.1f} ms (95 % CI {lo * 1e3:+.1f}…"
+                                  f"{hi * 1e3:+.1f} ms)")
             if np.isfinite(lo) and lo > 0:
                 st.status[n] = f"worse than {st.best}: +{m:.4g} s (95 % CI {lo:.4g}…{hi:.4g})"
             elif np.isinf(m) and m > 0:
