@@ -211,6 +211,12 @@ def test_race_honours_a_constraint_against_the_baseline():
     assert st.best == "iw10" and st.status["iw64"].startswith("violates rtx"), st.status
 
 
+def test_a_budget_smaller_than_the_first_round_is_an_error():
+    with pytest.raises(ValueError, match="first round alone needs 12 .4 × 3 seeds"):
+        _race(FakeRunner({"iw3": 1, "iw10": 1, "iw16": 1, "iw32": 1}), ["iw3", "iw10", "iw16", "iw32"],
+              budget=Budget(runs=10))
+
+
 def test_budget_parses_runs_and_times():
     assert Budget.parse("120s") == Budget(seconds=120.0) and Budget.parse("2min") == Budget(seconds=120.0)
     assert Budget.parse("200runs") == Budget(runs=200) and Budget.parse("50") == Budget(runs=50)

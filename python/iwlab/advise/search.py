@@ -199,6 +199,10 @@ def race(candidates: Sequence[Candidate], make_task: Callable[[Candidate, int], 
             if keep_baseline and baseline not in need and have[baseline] < target:
                 need.append(baseline)
             tasks = [(n, s) for n in need for s in range(have[n] + 1, target + 1)]
+            if rnd == 0 and budget.runs is not None and len(tasks) > budget.runs:
+                raise ValueError(f"budget = {budget.runs} runs is not allowed for {len(need)} candidates: the first round "
+                                 f"alone needs {len(tasks)} ({len(need)} × {n0} seeds); expected >= {len(tasks)} runs, "
+                                 "or fewer --candidates")
             # Budget: drop the worse half of the survivors (successive halving) until the round fits.
             left = _left(budget, st.runs, time.perf_counter() - t0, per_run, runner.jobs)
             halved = False
