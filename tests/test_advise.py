@@ -243,7 +243,7 @@ def test_advise_returns_the_recommendation_with_its_evidence(tmp_path):
     assert a.stop_reason in ("separated", "max-seeds", "budget")
     assert list(a.sensitivity["variant"]) == ["RTT ×0.5", "RTT ×2", "buffer ×0.5", "buffer ×2"]
     pol = tomllib.loads(a.policy_file)
-    assert pol["routes"] == [{"prefix": "0.0.0.0/0", "policy": r["policy"]}]
+    assert pol["routes"] == [{"prefix": "default", "policy": r["policy"]}]
     assert pol["iw"]["policies"][r["policy"]] == r["policy_table"]
     assert a.ip_route.startswith(f"ip route change default via GATEWAY dev DEV initcwnd {r['iw_segments']}")
     paths = a.write(tmp_path / "adv")

@@ -60,7 +60,8 @@ def advise(
     dask: Annotated[Optional[str], typer.Option(help="Run on a Dask cluster: tcp://host:port.")] = None,
     sensitivity: Annotated[bool, typer.Option("--sensitivity/--no-sensitivity",
                                               help="Check the answer at half/double RTT and buffer.")] = True,
-    prefix: Annotated[str, typer.Option(help="Destination prefix of the policy file's route.")] = "0.0.0.0/0",
+    prefix: Annotated[str, typer.Option(
+        help="Destination prefix of the policy file's route (CIDR, or default).")] = "default",
     out: Annotated[Optional[Path], typer.Option("--out", "-o", help="Write advice.json, policy.toml, "
                                                 "report.html, pareto.png, runs.parquet here.")] = None,
     from_watch: Annotated[Optional[Path], typer.Option(

@@ -13,8 +13,15 @@ from typing import Any
 
 from iwlab.advise.candidates import Candidate
 
-# kind → (candidate name, policy table, IW in segments a new connection starts with)
-ADAPTIVE: dict[str, tuple[str, dict[str, Any], int]] = {}
+# kind → (candidate name, policy table, IW in segments a new connection starts with). The
+# parameters are the examples of docs/scenario-format.md (issue 11): start at IW 10, stay in 3…40.
+ADAPTIVE: dict[str, tuple[str, dict[str, Any], int]] = {
+    # halve on RFC 6928 §4 evidence of loss in the IW, +1 after 8 clean connections
+    "aimd": ("aimd-10", {"kind": "aimd", "initial": 10, "min": 3, "max": 40, "step": 1, "raise_after": 8}, 10),
+    # the median of the last 8 connections' min(cwnd at close, bytes acked)
+    "learned": ("learned-10", {"kind": "learned", "initial": 10, "min": 3, "max": 40, "samples": 8,
+                               "percentile": 50}, 10),
+}
 
 
 @cache

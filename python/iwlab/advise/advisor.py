@@ -174,7 +174,7 @@ def _ip_route(c: Candidate, prefix: str) -> str:
 
 def advise(profile: Profile | str | Path | None = None, *, candidates: Sequence[str] | None = None,
            budget: str | int | None = "120s", jobs: int | None = None, dask: Any = None, seeds: int = 3,
-           max_seeds: int = 24, sensitivity: bool = True, prefix: str = "0.0.0.0/0", progress: bool = False,
+           max_seeds: int = 24, sensitivity: bool = True, prefix: str = "default", progress: bool = False,
            **flags: Any) -> Advice:
     """Recommends an IW (or IW policy) for a profile.
 
