@@ -211,6 +211,15 @@ def test_race_honours_a_constraint_against_the_baseline():
     assert st.best == "iw10" and st.status["iw64"].startswith("violates rtx"), st.status
 
 
+def test_successive_halving_under_a_budget_keeps_the_best_and_the_constraint_baseline():
+    r = FakeRunner({"iw3": 1.0, "iw4": 0.99, "iw7": 0.98, "iw10": 0.97, "iw16": 0.96}, noise=0.5)
+    check = ("rtx", "retransmit_rate", 5.0, lambda a, b: 100 * (a["retransmit_rate"] - b["retransmit_rate"]))
+    st = _race(r, ["iw3", "iw4", "iw7", "iw10", "iw16"], budget=Budget(runs=40), checks=[check], baseline="iw3")
+    assert st.stop_reason == "budget" and st.runs <= 40, (st.stop_reason, st.runs)
+    assert "dropped by successive halving (budget)" in st.status.values(), st.status
+    assert st.status["iw3"] == "racing" and st.status[st.best] == "racing"
+
+
 def test_a_budget_smaller_than_the_first_round_is_an_error():
     with pytest.raises(ValueError, match="first round alone needs 12 .4 × 3 seeds"):
         _race(FakeRunner({"iw3": 1, "iw10": 1, "iw16": 1, "iw32": 1}), ["iw3", "iw10", "iw16", "iw32"],

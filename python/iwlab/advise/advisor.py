@@ -245,6 +245,10 @@ def advise(profile: Profile | str | Path | None = None, *, candidates: Sequence[
                    "value": float(row["value"]), "ci_low": float(row["ci_low"]), "ci_high": float(row["ci_high"]),
                    "retransmit_rate": float(row["retransmit_rate"]), "seeds": int(row["seeds"])}
     notes = []
+    per_run = float(runs_df["flows"].mean()) if len(runs_df := pd.DataFrame(st.rows)) else 0.0
+    if per_run < 30:
+        notes.append(f"only {per_run:.1f} flows per run in the objective's range: the figures are noisy; "
+                     "lengthen --duration or raise --load")
     if rec.tcp.get("paced_iw"):
         notes.append("the recommendation paces its IW: a route's initcwnd cannot express that; on Linux set "
                      "SO_MAX_PACING_RATE on the sockets (internal pacing, no fq needed) or use fq")

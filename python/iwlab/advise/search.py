@@ -153,11 +153,18 @@ class RaceState:
 
 
 def _matrix(rows: list[dict[str, Any]], names: Sequence[str], col: str) -> dict[str, dict[int, float]]:
+    """candidate → seed → value. A completion-time statistic that is undefined because no flow in
+    the objective's range completed counts as +inf (the worst); a seed without any such flow
+    (the same for every candidate: common arrivals) is left out."""
     out: dict[str, dict[int, float]] = {n: {} for n in names}
     for r in rows:
         if r["candidate"] in out:
             v = r.get(col, float("nan"))
-            out[r["candidate"]][r["seed"]] = float("inf") if not np.isfinite(v) and col.startswith("fct") else v
+            if not np.isfinite(v) and col.startswith("fct"):
+                if not r.get("flows", 1):
+                    continue
+                v = float("inf")
+            out[r["candidate"]][r["seed"]] = v
     return out
 
 
@@ -208,12 +215,13 @@ def race(candidates: Sequence[Candidate], make_task: Callable[[Candidate, int], 
             halved = False
             while left is not None and len(tasks) > left and rnd > 0:
                 ranked = _ranked(st, active, objective)
-                if len(ranked) <= 2:
+                worse = [n for n in ranked[(len(ranked) + 1) // 2:]
+                         if n != st.best and not (keep_baseline and n == baseline)]
+                if len(ranked) <= 2 or not worse:
                     break
-                for n in ranked[(len(ranked) + 1) // 2:]:
-                    if n != st.best:
-                        st.status[n] = "dropped by successive halving (budget)"
-                        st.dropped_in[n] = rnd
+                for n in worse:
+                    st.status[n] = "dropped by successive halving (budget)"
+                    st.dropped_in[n] = rnd
                 active = [n for n in names if st.status[n] == "racing"]
                 need = [n for n in active if have[n] < target] + (
                     [baseline] if keep_baseline and baseline not in active and have[baseline] < target else [])
@@ -221,9 +229,9 @@ def race(candidates: Sequence[Candidate], make_task: Callable[[Candidate, int], 
                 halved = True
             if left is not None and (len(tasks) > left or left <= 0) and rnd > 0:
                 st.stop_reason = "budget"
-                left = [n for n in _ranked(st, active, objective) if n != st.best]
+                rest = [n for n in _ranked(st, active, objective) if n != st.best]
                 st.stop_detail = (f"budget of {budget.label()} spent with {st.best} not separated: "
-                                  + "; ".join(f"{n}: {st.open.get(n, 'tied')}" for n in left))
+                                  + "; ".join(f"{n}: {st.open.get(n, 'tied')}" for n in rest))
                 break
             if not tasks:
                 st.stop_reason = "separated"
