@@ -72,3 +72,30 @@ def run(
 ) -> RunOutput:
     """Runs a scenario with `seed` (the scenario's own if None); with `pcap`, writes the
     bottleneck's packets of `flows` (all if None) to that file. Releases the GIL while it runs."""
+
+def parse_policy_file(text: str) -> str:
+    """Parses and validates a policy file (TOML); returns its canonical JSON: "policies"
+    (canonical specs by name), "default", "routes" (prefix text or None for the default route,
+    policy, initrwnd, congctl, line). Raises ScenarioError."""
+
+class PolicyEngine:
+    """The simulator's IW policies (crates/iwlab-core/src/tcp/iw), one instance per policy
+    name; destinations are strings (route prefixes) interned to the core's opaque keys."""
+
+    def __init__(self, policies_json: str) -> None:
+        """`{"name": {"kind": …, …}}`, validated by the scenario code (ScenarioError)."""
+    def policies(self) -> list[str]: ...
+    def kind(self, policy: str) -> str:
+        """The policy's kind (KeyError for an unknown name)."""
+    def initial_window(self, policy: str, dst: str, mss: int, now_ns: int,
+                       declared_size: int | None = None) -> int:
+        """IW in bytes of a new connection to `dst`."""
+    def learn(self, policy: str, dst: str, now_ns: int, kind: str, bytes_sent: int, loss: bool = False,
+              cwnd: int = 0, bytes_acked: int | None = None, retrans: int = 0) -> None:
+        """Feeds an event: kind "loss_in_initial_window" or "closed"."""
+    def describe(self, policy: str, dst: str, now_ns: int) -> str:
+        """JSON of what the policy holds about `dst` ("null" for stateless policies)."""
+    def snapshot(self) -> str:
+        """Every policy's learned state, as JSON."""
+    def restore(self, snapshot: str) -> None:
+        """Restores a snapshot (ValueError if malformed; the engine is unchanged then)."""

@@ -44,15 +44,15 @@ def _route_limits(policy: Path, route: Optional[str]) -> tuple[int, int]:
     from iwlab.deploy.flow_iw_app import FlowSizePolicy
 
     pf = FlowSizePolicy(policy).file
-    routes = [r for r in pf.routes if route is None and (len(pf.routes) == 1 or r.prefix == "default")
-              or r.prefix == route]
+    routes = [r for r in pf.routes if route is None and (len(pf.routes) == 1 or r.prefix is None)
+              or r.key == route]
     if len(routes) != 1:
-        have = ", ".join(r.prefix for r in pf.routes)
+        have = ", ".join(r.key for r in pf.routes)
         raise LookupError(f"--route = {route!r}: {policy} has routes {have}; name one"
                           if route else f"{policy}: several routes ({have}) and none is 'default'; use --route")
     spec = pf.policies[routes[0].policy]
     if spec.get("kind") != "size-based":
-        raise ValueError(f"route {routes[0].prefix}: policy {routes[0].policy!r} is {spec.get('kind')!r}; "
+        raise ValueError(f"route {routes[0].key}: policy {routes[0].policy!r} is {spec.get('kind')!r}; "
                          "flow-iw attach --policy needs a size-based one (or give --default-iw/--max-iw)")
     return spec["min_iw"], spec["v"]
 

@@ -363,6 +363,8 @@ class Rfc6928FallbackIw(_Model):
     """RFC 6928 with a per-destination loss cache on the sending host."""
     kind: Literal["rfc6928-fallback"] = "rfc6928-fallback"
     expiry: Duration = "3600s"
+    max_entries: Optional[int] = Field(None, ge=1, le=U32, description="Destinations held (default 16384); "
+                                       "a full cache drops expired entries, then the one expiring soonest")
 
 
 class SizeBasedIw(_Model):
@@ -373,7 +375,32 @@ class SizeBasedIw(_Model):
     min_iw: int = Field(4, ge=1, le=U32)
 
 
-IwPolicy = Annotated[Union[FixedIw, Rfc3390Iw, Rfc6928Iw, Rfc6928FallbackIw, SizeBasedIw], Field(discriminator="kind")]
+class AimdIw(_Model):
+    """Per-destination AIMD on the IW (segments): + step after raise_after consecutive clean
+    connections, halved on loss in the IW after > 4 KB (RFC 6928 §4), within [min, max].
+    1 <= min <= initial <= max (checked by the core)."""
+    kind: Literal["aimd"] = "aimd"
+    initial: int = Field(10, ge=1, le=U32)
+    min: int = Field(3, ge=1, le=U32)
+    max: int = Field(40, ge=1, le=U32)
+    step: int = Field(1, ge=1, le=U32)
+    raise_after: int = Field(8, ge=1, le=U32, description="Consecutive clean connections per raise")
+
+
+class LearnedIw(_Model):
+    """Per-destination IW learned from the last `samples` connections' min(cwnd at close, bytes
+    acked): their `percentile` (nearest rank) over the MSS, in [min, max] segments.
+    1 <= min <= initial <= max (checked by the core)."""
+    kind: Literal["learned"] = "learned"
+    initial: int = Field(10, ge=1, le=U32)
+    min: int = Field(3, ge=1, le=U32)
+    max: int = Field(40, ge=1, le=U32)
+    samples: int = Field(8, ge=1, le=U32)
+    percentile: int = Field(50, ge=1, le=100)
+
+
+IwPolicy = Annotated[Union[FixedIw, Rfc3390Iw, Rfc6928Iw, Rfc6928FallbackIw, SizeBasedIw, AimdIw, LearnedIw],
+                     Field(discriminator="kind")]
 
 
 class IwSection(_Model):

@@ -126,7 +126,7 @@ fn the_client_that_lost_its_syn_counts_it_and_the_server_did_not_see_it() {
 fn fallback_iws(expiry: SimDuration, starts: [u64; 3]) -> Vec<u64> {
     let mut p = pair(link(10_000_000, ms(50), 1000), 9);
     drop_on(&mut p.sim, p.down, LossRule::Segment { flow: 0, to_server: false, seq: 1 + 4 * MSS, nth: 1 });
-    let policy = p.sim.core.add_iw_policy(IwConfig::Rfc6928Fallback { expiry }.build());
+    let policy = p.sim.core.add_iw_policy(IwConfig::Rfc6928Fallback { expiry, max_entries: 16_384 }.build());
     let c = TcpConfig::default();
     for start in starts {
         let app = Transfer {

@@ -1,14 +1,18 @@
 //! Thin PyO3 bindings of iwlab-core: parse/validate scenarios, run them, hand back columns.
 //! No simulation logic lives here.
 
+use iwlab_core::engine::SimTime;
 use iwlab_core::metrics::{Column, Results, Table};
+use iwlab_core::scenario::policy_file::{policies_from_json, PolicyFile};
 use iwlab_core::scenario::{Scenario, ScenarioError as CoreError};
+use iwlab_core::tcp::iw::{AnyIw, DstKey, IwConfig, IwContext, IwEvent, IwEventKind, IwPolicy};
 use iwlab_core::trace::observer::PcapTrace;
 use iwlab_core::trace::pcap::{PcapWriter, TraceFilter};
 use pyo3::create_exception;
-use pyo3::exceptions::{PyOSError, PyValueError};
+use pyo3::exceptions::{PyKeyError, PyOSError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
+use std::collections::{BTreeMap, HashMap};
 
 #[global_allocator]
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
@@ -171,6 +175,153 @@ fn run<'py>(
     Ok(out)
 }
 
+/// Parses and validates a policy file (TOML text); returns its canonical JSON: `policies`
+/// (canonical specs by name), `default`, `routes` (prefix text or None for the default
+/// route, policy, initrwnd, congctl, line). Raises ScenarioError.
+#[pyfunction]
+fn parse_policy_file(text: &str) -> PyResult<String> {
+    PolicyFile::from_toml_str(text).map(|f| f.to_json_string()).map_err(scenario_error)
+}
+
+/// The simulator's IW policies (`iwlab_core::tcp::iw`), one instance per policy name, with
+/// destinations given as strings (route prefixes), interned to the core's opaque keys.
+#[pyclass(module = "iwlab._core")]
+struct PolicyEngine {
+    configs: BTreeMap<String, IwConfig>,
+    policies: BTreeMap<String, AnyIw>,
+    keys: HashMap<String, DstKey>,
+    names: Vec<String>,
+}
+
+impl PolicyEngine {
+    fn policy(&mut self, name: &str) -> PyResult<&mut AnyIw> {
+        let known: Vec<&String> = self.policies.keys().collect();
+        let msg = format!("policy = {name:?}: allowed one of {known:?}");
+        self.policies.get_mut(name).ok_or_else(|| PyKeyError::new_err(msg))
+    }
+    fn key(&mut self, dst: &str) -> DstKey {
+        if let Some(&k) = self.keys.get(dst) {
+            return k;
+        }
+        let k = self.names.len() as DstKey;
+        self.names.push(dst.to_string());
+        self.keys.insert(dst.to_string(), k);
+        k
+    }
+}
+
+#[pymethods]
+impl PolicyEngine {
+    /// `policies_json`: `{"name": {"kind": …, …}}`, validated by the scenario code.
+    #[new]
+    fn new(policies_json: &str) -> PyResult<Self> {
+        let configs = policies_from_json(policies_json).map_err(scenario_error)?;
+        let policies = configs.iter().map(|(k, c)| (k.clone(), c.build())).collect();
+        Ok(PolicyEngine { configs, policies, keys: HashMap::new(), names: Vec::new() })
+    }
+
+    /// The policy names.
+    fn policies(&self) -> Vec<String> {
+        self.policies.keys().cloned().collect()
+    }
+
+    /// The kind of a policy (`IwPolicy::name`).
+    fn kind(&mut self, policy: &str) -> PyResult<&'static str> {
+        Ok(self.policy(policy)?.name())
+    }
+
+    /// The IW in bytes `policy` gives a new connection to `dst` (`IwPolicy::initial_window`).
+    #[pyo3(signature = (policy, dst, mss, now_ns, declared_size = None))]
+    fn initial_window(
+        &mut self,
+        policy: &str,
+        dst: &str,
+        mss: u64,
+        now_ns: u64,
+        declared_size: Option<u64>,
+    ) -> PyResult<u64> {
+        if mss == 0 {
+            return Err(PyValueError::new_err("mss = 0: allowed >= 1 byte"));
+        }
+        let dst = self.key(dst);
+        let ctx = IwContext { mss, dst, declared_size, now: SimTime::from_nanos(now_ns) };
+        Ok(self.policy(policy)?.initial_window(&ctx))
+    }
+
+    /// Feeds an event: `kind` "loss_in_initial_window" (bytes_sent) or "closed" (bytes_sent,
+    /// loss, cwnd bytes at close, bytes_acked — bytes_sent if None —, retrans segments).
+    #[pyo3(signature = (policy, dst, now_ns, kind, bytes_sent, loss = false, cwnd = 0, bytes_acked = None, retrans = 0))]
+    #[allow(clippy::too_many_arguments)]
+    fn learn(
+        &mut self,
+        policy: &str,
+        dst: &str,
+        now_ns: u64,
+        kind: &str,
+        bytes_sent: u64,
+        loss: bool,
+        cwnd: u64,
+        bytes_acked: Option<u64>,
+        retrans: u64,
+    ) -> PyResult<()> {
+        let kind = match kind {
+            "loss_in_initial_window" => IwEventKind::LossInInitialWindow { bytes_sent },
+            "closed" => {
+                IwEventKind::Closed { bytes_sent, loss, cwnd, bytes_acked: bytes_acked.unwrap_or(bytes_sent), retrans }
+            }
+            other => {
+                return Err(PyValueError::new_err(format!(
+                    "kind = {other:?}: allowed \"loss_in_initial_window\" or \"closed\""
+                )))
+            }
+        };
+        self.policy(policy)?;
+        let dst = self.key(dst);
+        self.policy(policy)?.learn(&IwEvent { dst, now: SimTime::from_nanos(now_ns), kind });
+        Ok(())
+    }
+
+    /// What `policy` holds about `dst` at `now_ns`, as JSON (`IwPolicy::describe`).
+    fn describe(&mut self, policy: &str, dst: &str, now_ns: u64) -> PyResult<String> {
+        let dst = self.key(dst);
+        Ok(self.policy(policy)?.describe(dst, SimTime::from_nanos(now_ns)).to_string())
+    }
+
+    /// Every policy's learned state, as JSON (for `restore`).
+    fn snapshot(&self) -> String {
+        let policies: serde_json::Map<String, serde_json::Value> = self
+            .policies
+            .iter()
+            .map(|(k, p)| (k.clone(), serde_json::json!({ "kind": p.name(), "state": p.export_state() })))
+            .collect();
+        serde_json::json!({ "format": SNAPSHOT_FORMAT, "destinations": self.names, "policies": policies }).to_string()
+    }
+
+    /// Restores a `snapshot()`. A policy absent from it, or whose kind changed, starts afresh;
+    /// anything malformed raises ValueError (and leaves the engine unchanged).
+    fn restore(&mut self, snapshot: &str) -> PyResult<()> {
+        let bad = |why: String| PyValueError::new_err(format!("policy engine snapshot: {why}"));
+        let v: serde_json::Value = serde_json::from_str(snapshot).map_err(|e| bad(e.to_string()))?;
+        if v["format"] != SNAPSHOT_FORMAT {
+            return Err(bad(format!("format = {}: allowed {SNAPSHOT_FORMAT:?}", v["format"])));
+        }
+        let names: Vec<String> = serde_json::from_value(v["destinations"].clone()).map_err(|e| bad(e.to_string()))?;
+        let mut policies: BTreeMap<String, AnyIw> = self.configs.iter().map(|(k, c)| (k.clone(), c.build())).collect();
+        for (name, p) in policies.iter_mut() {
+            let saved = &v["policies"][name.as_str()];
+            if saved["kind"] == p.name() {
+                p.import_state(&saved["state"]).map_err(bad)?;
+            }
+        }
+        self.policies = policies;
+        self.keys = names.iter().enumerate().map(|(i, n)| (n.clone(), i as DstKey)).collect();
+        self.names = names;
+        Ok(())
+    }
+}
+
+const SNAPSHOT_FORMAT: &str = "iwlab-policy-engine/1";
+
 /// The version of the simulator core.
 #[pyfunction]
 fn core_version() -> &'static str {
@@ -192,6 +343,8 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(normalize_path, m)?)?;
     m.add_function(wrap_pyfunction!(to_toml, m)?)?;
     m.add_function(wrap_pyfunction!(run, m)?)?;
+    m.add_function(wrap_pyfunction!(parse_policy_file, m)?)?;
+    m.add_class::<PolicyEngine>()?;
     m.add("ScenarioError", m.py().get_type::<ScenarioError>())?;
     Ok(())
 }

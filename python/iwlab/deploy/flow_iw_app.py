@@ -19,7 +19,6 @@ No root needed. Standard library only, besides the policy code.
 from __future__ import annotations
 
 import errno
-import ipaddress
 import socket
 import struct
 import time
@@ -59,34 +58,21 @@ class FlowSizePolicy:
     Decider of `iwlab.policy`."""
 
     def __init__(self, policy_file: str | Path):
-        from iwlab.deploy._policy_shim import Decider, load_policy  # TEMPORARY: iwlab.policy once on main
+        from iwlab.policy import Decider, load_policy
 
-        self.file = load_policy(Path(policy_file))
+        self.file = load_policy(policy_file)
         self._decider = Decider(self.file)
-        self._routes = sorted(((ipaddress.ip_network(_cidr(r.prefix, v6)), r)
-                               for r in self.file.routes for v6 in _families(r.prefix)),
-                              key=lambda nr: -nr[0].prefixlen)
 
     def route(self, peer: str):
-        """The file's route whose prefix covers `peer` (longest prefix), or None."""
-        ip = ipaddress.ip_address(peer)
-        return next((r for net, r in self._routes if ip.version == net.version and ip in net), None)
+        """The file's route whose prefix covers `peer` (longest prefix, the default route last), or None."""
+        return self.file.route_for(peer)
 
     def segments(self, nbytes: int | None, mss: int, peer: str) -> int:
         """IW (segments) for a flow of `nbytes` bytes (None: undeclared) to `peer`."""
         r = self.route(peer)
         if r is None:
-            raise LookupError(f"no route of {self.file.source} covers {peer}")
-        window = self._decider.initial_window(r.prefix, mss, time.monotonic_ns(), declared_size=nbytes)
-        return max(1, window // mss)
-
-
-def _families(prefix: str) -> tuple[bool, ...]:
-    return (False, True) if prefix == "default" else (":" in prefix,)
-
-
-def _cidr(prefix: str, v6: bool) -> str:
-    return ("::/0" if v6 else "0.0.0.0/0") if prefix == "default" else prefix
+            raise LookupError(f"no route of {self.file.path} covers {peer}")
+        return self._decider.iw_segments(r.key, mss, time.time_ns(), declared_size=nbytes)
 
 
 def set_flow_size(sock: socket.socket, nbytes: int, policy: FlowSizePolicy) -> int:

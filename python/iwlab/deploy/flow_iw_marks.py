@@ -92,10 +92,10 @@ def plan(policy_file, netns: str | None = None) -> list[dict[str, Any]]:
             spec = policy_file.policies[route.policy]
             if spec.get("kind") != "size-based":
                 continue
-            families = [socket.AF_INET, socket.AF_INET6] if route.prefix == "default" else [0]
+            families = [socket.AF_INET, socket.AF_INET6] if route.prefix is None else [0]
             found = 0
             for fam in families:
-                net = _net(route.prefix, fam)
+                net = _net(route.key, fam)
                 try:
                     via = _main_route(ipr, net)
                 except MarksError:
@@ -104,7 +104,7 @@ def plan(policy_file, netns: str | None = None) -> list[dict[str, Any]]:
                 for w in range(spec["min_iw"], spec["v"] + 1):
                     out.append({"prefix": str(net), "iw": w, "mark": mark_for(w), "table": TABLE_BASE + w, **via})
             if not found:
-                raise MarksError(f"route {route.prefix} of {policy_file.source}: no route in the main table "
+                raise MarksError(f"route {route.key} of {policy_file.path}: no route in the main table "
                                  f"{'of ' + netns + ' ' if netns else ''}covers it (nothing to copy)")
     return out
 

@@ -11,9 +11,62 @@ use toml::Spanned;
 
 /// A TOML value with the spans of every key and value in it.
 enum Node {
-    Table(BTreeMap<String, (Range<usize>, Spanned<Node>)>),
-    Array(Vec<Spanned<Node>>),
+    Table(BTreeMap<String, (Range<usize>, Sp)>),
+    Array(Vec<Sp>),
     Scalar,
+}
+
+/// A node with its span where the TOML deserializer gives one: tables that only a dotted
+/// header defines (`iw` of `[iw.policies]`) come as plain maps, without a span.
+struct Sp {
+    span: Option<Range<usize>>,
+    node: Node,
+}
+
+const SPAN_NAME: &str = "$__serde_spanned_private_Spanned";
+const SPAN_START: &str = "$__serde_spanned_private_start";
+const SPAN_END: &str = "$__serde_spanned_private_end";
+const SPAN_VALUE: &str = "$__serde_spanned_private_value";
+
+impl<'de> Deserialize<'de> for Sp {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl<'de> Visitor<'de> for V {
+            type Value = Sp;
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str("any TOML value")
+            }
+            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Sp, A::Error> {
+                let Some(first) = map.next_key::<String>()? else {
+                    return Ok(Sp { span: None, node: Node::Table(BTreeMap::new()) });
+                };
+                if first != SPAN_START {
+                    // A plain table: `first` is its first key (no key spans either).
+                    let mut t = BTreeMap::new();
+                    let mut k = Some(first);
+                    while let Some(key) = k {
+                        let v = map.next_value::<Sp>()?;
+                        t.insert(key, (0..0, v));
+                        k = map.next_key::<String>()?;
+                    }
+                    return Ok(Sp { span: None, node: Node::Table(t) });
+                }
+                let start: usize = map.next_value()?;
+                let (mut end, mut node) = (start, Node::Scalar);
+                while let Some(k) = map.next_key::<String>()? {
+                    match k.as_str() {
+                        SPAN_END => end = map.next_value()?,
+                        SPAN_VALUE => node = map.next_value()?,
+                        _ => {
+                            let _ = map.next_value::<serde::de::IgnoredAny>()?;
+                        }
+                    }
+                }
+                Ok(Sp { span: Some(start..end), node })
+            }
+        }
+        d.deserialize_struct(SPAN_NAME, &[SPAN_START, SPAN_END, SPAN_VALUE], V)
+    }
 }
 
 impl<'de> Deserialize<'de> for Node {
@@ -41,7 +94,7 @@ impl<'de> Deserialize<'de> for Node {
             }
             fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Node, A::Error> {
                 let mut v = Vec::new();
-                while let Some(x) = seq.next_element::<Spanned<Node>>()? {
+                while let Some(x) = seq.next_element::<Sp>()? {
                     v.push(x);
                 }
                 Ok(Node::Array(v))
@@ -49,7 +102,7 @@ impl<'de> Deserialize<'de> for Node {
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Node, A::Error> {
                 let mut t = BTreeMap::new();
                 while let Some(k) = map.next_key::<Spanned<String>>()? {
-                    let v = map.next_value::<Spanned<Node>>()?;
+                    let v = map.next_value::<Sp>()?;
                     let span = k.span();
                     t.insert(k.into_inner(), (span, v));
                 }
@@ -93,15 +146,17 @@ pub(crate) fn locate(text: &str, path: &str) -> Option<usize> {
         match (seg, node) {
             (Seg::Key(k), Node::Table(t)) => match t.get(k) {
                 Some((key_span, v)) => {
-                    best = Some(key_span.start);
-                    node = v.get_ref();
+                    if key_span.end > 0 {
+                        best = Some(key_span.start);
+                    }
+                    node = &v.node;
                 }
                 None => break,
             },
             (Seg::Index(i), Node::Array(a)) => match a.get(i) {
                 Some(v) => {
-                    best = Some(v.span().start);
-                    node = v.get_ref();
+                    best = v.span.as_ref().map(|s| s.start).or(best);
+                    node = &v.node;
                 }
                 None => break,
             },
@@ -125,5 +180,10 @@ mod tests {
         assert_eq!(at("e[1].zzz").map(|l| l.0), Some(6));
         assert_eq!(at("nope"), None);
         assert_eq!(locate("= broken", "a"), None);
+        // Tables that only a dotted header defines have no span of their own.
+        let text = "[iw.policies]\nten = { kind = \"fixed\" }\n[[routes]]\nprefix = \"x\"\n";
+        let at = |p: &str| locate(text, p).map(|o| crate::scenario::error::line_col(text, o));
+        assert_eq!(at("iw.policies.ten.kind"), Some((2, 9)));
+        assert_eq!(at("routes[0].prefix"), Some((4, 1)));
     }
 }

@@ -69,6 +69,7 @@ pub mod error;
 mod locate;
 pub mod profile;
 pub mod model;
+pub mod policy_file;
 mod tagged;
 mod tcp;
 pub mod units;

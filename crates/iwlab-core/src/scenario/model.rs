@@ -599,6 +599,10 @@ pub enum IwSpec via IwRepr {
     Rfc6928Fallback {
         #[serde(default = "default_expiry")]
         expiry: Duration,
+        /// Destinations the cache holds, ≥ 1 [16 384]; a full cache drops expired entries,
+        /// then the one expiring soonest.
+        #[serde(default = "default_max_entries", skip_serializing_if = "is_default_max_entries")]
+        max_entries: u32,
     },
     /// IW(s) = V if s ≤ θ, else ⌊(θ/s)·V + (1 − θ/s)·MinIW⌋ segments (You et al.; Barik &
     /// Divakaran), s = the size the application declares for the connection.
@@ -613,7 +617,67 @@ pub enum IwSpec via IwRepr {
         #[serde(default = "default_min_iw")]
         min_iw: u32,
     },
+    /// Per-destination AIMD on the IW (segments; tcp/iw/aimd.rs): starts at `initial`,
+    /// + `step` after `raise_after` consecutive clean connections, halved on RFC 6928 §4
+    /// evidence (loss in the IW after > 4 KB), within [`min`, `max`].
+    /// 1 ≤ min ≤ initial ≤ max; step, raise_after ≥ 1 [10, 3, 40, 1, 8].
+    Aimd {
+        #[serde(default = "default_initial")]
+        initial: u32,
+        #[serde(default = "default_adaptive_min")]
+        min: u32,
+        #[serde(default = "default_adaptive_max")]
+        max: u32,
+        #[serde(default = "default_step")]
+        step: u32,
+        #[serde(default = "default_raise_after")]
+        raise_after: u32,
+    },
+    /// Per-destination IW learned from the last `samples` connections' min(cwnd at close,
+    /// bytes acked): their `percentile` (nearest rank), ⌊/MSS⌋ segments, clamped to [`min`,
+    /// `max`]; `initial` before any (tcp/iw/learned.rs).
+    /// 1 ≤ min ≤ initial ≤ max; samples ≥ 1; 1 ≤ percentile ≤ 100 [10, 3, 40, 8, 50].
+    Learned {
+        #[serde(default = "default_initial")]
+        initial: u32,
+        #[serde(default = "default_adaptive_min")]
+        min: u32,
+        #[serde(default = "default_adaptive_max")]
+        max: u32,
+        #[serde(default = "default_samples")]
+        samples: u32,
+        #[serde(default = "default_percentile")]
+        percentile: u32,
+    },
 }
+}
+
+fn default_max_entries() -> u32 {
+    crate::tcp::iw::fallback_cache::DEFAULT_MAX_ENTRIES as u32
+}
+fn is_default_max_entries(n: &u32) -> bool {
+    *n == default_max_entries()
+}
+fn default_initial() -> u32 {
+    10
+}
+fn default_adaptive_min() -> u32 {
+    3
+}
+fn default_adaptive_max() -> u32 {
+    40
+}
+fn default_step() -> u32 {
+    1
+}
+fn default_raise_after() -> u32 {
+    8
+}
+fn default_samples() -> u32 {
+    8
+}
+fn default_percentile() -> u32 {
+    50
 }
 
 fn default_expiry() -> Duration {
@@ -637,8 +701,16 @@ impl IwSpec {
             IwSpec::Fixed { segments } => IwConfig::Fixed { segments },
             IwSpec::Rfc3390 {} => IwConfig::Rfc3390,
             IwSpec::Rfc6928 {} => IwConfig::Rfc6928,
-            IwSpec::Rfc6928Fallback { expiry } => IwConfig::Rfc6928Fallback { expiry: expiry.get() },
+            IwSpec::Rfc6928Fallback { expiry, max_entries } => {
+                IwConfig::Rfc6928Fallback { expiry: expiry.get(), max_entries }
+            }
             IwSpec::SizeBased { theta, v, min_iw } => IwConfig::SizeBased { theta_bytes: theta.get(), v, min_iw },
+            IwSpec::Aimd { initial, min, max, step, raise_after } => {
+                IwConfig::Aimd { initial, min, max, step, raise_after }
+            }
+            IwSpec::Learned { initial, min, max, samples, percentile } => {
+                IwConfig::Learned { initial, min, max, samples, percentile }
+            }
         }
     }
 }

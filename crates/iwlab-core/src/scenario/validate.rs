@@ -7,7 +7,8 @@ use super::apps::{AppParams, AppSpec, ArrivalsSpec, HttpSpec, Mapping};
 use super::dist::FixedOrDist;
 use super::error::ScenarioError;
 use super::model::{
-    AccessSpec, BottleneckSpec, Direction, IwSpec, LinkOverride, LossSpec, QueueSpec, Scenario, TcpSpec, TopologySpec,
+    AccessSpec, BottleneckSpec, Direction, IwSection, IwSpec, LinkOverride, LossSpec, QueueSpec, Scenario, TcpSpec,
+    TopologySpec,
 };
 use super::profile;
 use super::tcp::{field_set, tcp_config};
@@ -191,22 +192,10 @@ impl Scenario {
         }
         // The scenario-level options on their own, so their errors name `tcp.…`.
         tcp_config(&TcpSpec::default(), &self.tcp, &|f| format!("tcp.{f}"))?;
-        let mut iw = BTreeMap::new();
-        for (name, p) in &self.iw.policies {
-            iw.insert(name.clone(), iw_policy(p, &format!("iw.policies.{name}"))?);
-        }
+        let mut iw = iw_section(&self.iw)?;
         if let Some(d) = self.profile_iw() {
             // tcp.profile = "linux" without iw.default: IW 10 (TCP_INIT_CWND) where no policy is named.
             iw.entry(d.to_string()).or_insert(IwConfig::Fixed { segments: profile::LINUX_IW_SEGMENTS });
-        }
-        if let Some(d) = &self.iw.default {
-            if !iw.contains_key(d) {
-                return Err(ScenarioError::value(
-                    "iw.default",
-                    format!("{d:?}"),
-                    one_of("a defined policy", iw.keys()),
-                ));
-            }
         }
         let mut apps = Vec::new();
         for (i, a) in self.apps.iter().enumerate() {
@@ -325,7 +314,7 @@ impl Scenario {
 }
 
 /// "expected a host group: one of [\"a\", \"b\"]" (or "none is defined").
-fn one_of<'a>(what: &str, names: impl Iterator<Item = &'a String>) -> String {
+pub(crate) fn one_of<'a>(what: &str, names: impl Iterator<Item = &'a String>) -> String {
     let v: Vec<&String> = names.collect();
     if v.is_empty() {
         format!("{what}, but none is defined")
@@ -456,13 +445,49 @@ impl Scenario {
     }
 }
 
+/// The `[iw]` section on its own (scenarios and policy files share it): every policy
+/// validated, and `default` naming one of them.
+pub(crate) fn iw_section(s: &IwSection) -> R<BTreeMap<String, IwConfig>> {
+    let mut iw = BTreeMap::new();
+    for (name, p) in &s.policies {
+        iw.insert(name.clone(), iw_policy(p, &format!("iw.policies.{name}"))?);
+    }
+    if let Some(d) = &s.default {
+        if !iw.contains_key(d) {
+            return Err(ScenarioError::value("iw.default", format!("{d:?}"), one_of("a defined policy", iw.keys())));
+        }
+    }
+    Ok(iw)
+}
+
 fn iw_policy(p: &IwSpec, path: &str) -> R<IwConfig> {
     match *p {
         IwSpec::Fixed { segments: 0 } => {
             return Err(ScenarioError::value(format!("{path}.segments"), 0, ">= 1 segment"));
         }
-        IwSpec::Rfc6928Fallback { expiry } if expiry.get() == SimDuration::ZERO => {
+        IwSpec::Rfc6928Fallback { expiry, .. } if expiry.get() == SimDuration::ZERO => {
             return Err(ScenarioError::value(format!("{path}.expiry"), expiry, "> 0"));
+        }
+        IwSpec::Rfc6928Fallback { max_entries: 0, .. } => {
+            return Err(ScenarioError::value(format!("{path}.max_entries"), 0, ">= 1 destination"));
+        }
+        IwSpec::Aimd { initial, min, max, step, raise_after } => {
+            adaptive_bounds(path, initial, min, max)?;
+            if step == 0 {
+                return Err(ScenarioError::value(format!("{path}.step"), 0, ">= 1 segment"));
+            }
+            if raise_after == 0 {
+                return Err(ScenarioError::value(format!("{path}.raise_after"), 0, ">= 1 connection"));
+            }
+        }
+        IwSpec::Learned { initial, min, max, samples, percentile } => {
+            adaptive_bounds(path, initial, min, max)?;
+            if samples == 0 {
+                return Err(ScenarioError::value(format!("{path}.samples"), 0, ">= 1 connection"));
+            }
+            if !(1..=100).contains(&percentile) {
+                return Err(ScenarioError::value(format!("{path}.percentile"), percentile, "1 ..= 100"));
+            }
         }
         IwSpec::SizeBased { theta, v, min_iw } => {
             if theta.get() == 0 {
@@ -478,6 +503,20 @@ fn iw_policy(p: &IwSpec, path: &str) -> R<IwConfig> {
         _ => {}
     }
     Ok(p.config())
+}
+
+/// 1 ≤ min ≤ initial ≤ max, segments (the adaptive policies).
+fn adaptive_bounds(path: &str, initial: u32, min: u32, max: u32) -> R<()> {
+    if min == 0 {
+        return Err(ScenarioError::value(format!("{path}.min"), 0, ">= 1 segment"));
+    }
+    if max < min {
+        return Err(ScenarioError::value(format!("{path}.max"), max, format!(">= min ({min})")));
+    }
+    if !(min..=max).contains(&initial) {
+        return Err(ScenarioError::value(format!("{path}.initial"), initial, format!("{min} ..= {max} (min ..= max)")));
+    }
+    Ok(())
 }
 
 fn at_least_one(v: Size, path: String, mss: u32) -> R<u64> {

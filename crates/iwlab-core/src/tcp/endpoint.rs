@@ -434,7 +434,14 @@ impl Endpoint {
             self.closed_reported = true;
             self.state = State::TimeWait;
             out.events.push(AppEvent::Closed);
-            let kind = IwEventKind::Closed { bytes_sent: self.sender.bytes_written(), loss: self.sender.any_loss };
+            let s = &self.sender;
+            let kind = IwEventKind::Closed {
+                bytes_sent: s.bytes_written(),
+                loss: s.any_loss,
+                cwnd: s.w.cwnd,
+                bytes_acked: (s.snd_una - 1).min(s.bytes_written()),
+                retrans: s.stats.retransmits,
+            };
             iw.learn(&IwEvent { dst: self.peer, now, kind });
         }
     }

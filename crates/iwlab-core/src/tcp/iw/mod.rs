@@ -7,19 +7,28 @@
 //! cache) can serve a client, a server, or one connection.
 //! Adding a policy = one file + one arm in [`AnyIw`] + one in [`IwConfig`].
 
+pub mod aimd;
 pub mod fallback_cache;
 pub mod fixed;
+pub mod learned;
 pub mod rfc3390;
 pub mod rfc6928;
 pub mod size_based;
 
 use crate::engine::{SimDuration, SimTime};
 use crate::net::packet::NodeId;
+pub use aimd::Aimd;
 pub use fallback_cache::Rfc6928Fallback;
 pub use fixed::Fixed;
+pub use learned::Learned;
 pub use rfc3390::Rfc3390;
 pub use rfc6928::Rfc6928;
 pub use size_based::SizeBased;
+
+/// A destination as policies key their per-destination state: opaque to them. In the
+/// simulator it is the peer's node; on real hosts (the PyO3 `PolicyEngine`) an interned
+/// route prefix.
+pub type DstKey = NodeId;
 
 /// What a policy knows when a connection asks for its initial window.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
@@ -27,7 +36,7 @@ pub struct IwContext {
     /// Sender maximum segment size, bytes.
     pub mss: u64,
     /// The peer this connection sends to.
-    pub dst: NodeId,
+    pub dst: DstKey,
     /// Bytes the application said it will send on this connection, if it said.
     pub declared_size: Option<u64>,
     pub now: SimTime,
@@ -36,7 +45,7 @@ pub struct IwContext {
 /// What a connection reports back to its policy.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
 pub struct IwEvent {
-    pub dst: NodeId,
+    pub dst: DstKey,
     pub now: SimTime,
     pub kind: IwEventKind,
 }
@@ -46,8 +55,12 @@ pub enum IwEventKind {
     /// Loss was detected while the initial window (or a restart window) was the first
     /// unacknowledged flight; `bytes_sent` is what had been sent in that window.
     LossInInitialWindow { bytes_sent: u64 },
-    /// The connection closed. `loss` says whether any loss was detected during it.
-    Closed { bytes_sent: u64, loss: bool },
+    /// The connection closed. `loss` says whether any loss was detected during it. Every
+    /// field is one Linux reports in `tcp_info` at close, so a watcher on a real host can
+    /// send the same event: `bytes_sent` ≈ tcpi_bytes_sent, `loss` ⇔ tcpi_total_retrans > 0,
+    /// `cwnd` = tcpi_snd_cwnd × tcpi_snd_mss (bytes), `bytes_acked` = tcpi_bytes_acked,
+    /// `retrans` = tcpi_total_retrans (segments).
+    Closed { bytes_sent: u64, loss: bool, cwnd: u64, bytes_acked: u64, retrans: u64 },
 }
 
 /// An initial-window policy. Windows are in bytes.
@@ -65,6 +78,34 @@ pub trait IwPolicy {
     fn learn(&mut self, _ev: &IwEvent) {}
     /// Short name, for records.
     fn name(&self) -> &'static str;
+    /// What the policy holds about `dst` at `now`, JSON-able, for status displays: the IW
+    /// it would give (segments), the evidence, since when and why. Stateless policies: null.
+    fn describe(&self, _dst: DstKey, _now: SimTime) -> serde_json::Value {
+        serde_json::Value::Null
+    }
+    /// The learned per-destination state, for persistence (`import_state` reads it back).
+    fn export_state(&self) -> serde_json::Value {
+        serde_json::Value::Null
+    }
+    /// Restores what `export_state` wrote (a policy of the same kind). Err: what is wrong.
+    fn import_state(&mut self, v: &serde_json::Value) -> Result<(), String> {
+        if v.is_null() {
+            Ok(())
+        } else {
+            Err(format!("policy {:?} keeps no state, got {v}", self.name()))
+        }
+    }
+}
+
+/// The RFC 6928 §4 evidence test: loss in the initial (or a restart) window after more than
+/// 4 KB had been sent in it.
+pub fn is_iw_loss_evidence(ev: &IwEvent) -> Option<u64> {
+    match ev.kind {
+        IwEventKind::LossInInitialWindow { bytes_sent } if bytes_sent > fallback_cache::FALLBACK_MIN_BYTES => {
+            Some(bytes_sent)
+        }
+        _ => None,
+    }
 }
 
 /// IW policies as a scenario names them.
@@ -78,21 +119,36 @@ pub enum IwConfig {
     Rfc6928,
     /// RFC 6928 with a per-destination cache of loss evidence; cached destinations get the
     /// RFC 3390 window until `expiry` has passed.
-    Rfc6928Fallback { expiry: SimDuration },
+    Rfc6928Fallback { expiry: SimDuration, max_entries: u32 },
     /// IW(s) = V if s <= θ, else floor((θ/s)·V + (1 − θ/s)·MinIW) segments (Barik & Divakaran).
     SizeBased { theta_bytes: u64, v: u32, min_iw: u32 },
+    /// Per-destination AIMD on the IW (segments): +`step` after `raise_after` clean closes,
+    /// halved on RFC 6928 §4 evidence, within [`min`, `max`], starting at `initial`.
+    Aimd { initial: u32, min: u32, max: u32, step: u32, raise_after: u32 },
+    /// Per-destination IW learned from the cwnd at close of the last `samples` connections
+    /// that tested their window: the `percentile` (nearest rank) in segments, in [`min`, `max`].
+    Learned { initial: u32, min: u32, max: u32, samples: u32, percentile: u32 },
 }
 
 impl IwConfig {
-    pub const NAMES: &'static [&'static str] = &["fixed", "rfc3390", "rfc6928", "rfc6928-fallback", "size-based"];
+    pub const NAMES: &'static [&'static str] =
+        &["fixed", "rfc3390", "rfc6928", "rfc6928-fallback", "size-based", "aimd", "learned"];
 
     pub fn build(&self) -> AnyIw {
         match *self {
             IwConfig::Fixed { segments } => AnyIw::Fixed(Fixed::new(segments)),
             IwConfig::Rfc3390 => AnyIw::Rfc3390(Rfc3390),
             IwConfig::Rfc6928 => AnyIw::Rfc6928(Rfc6928),
-            IwConfig::Rfc6928Fallback { expiry } => AnyIw::Rfc6928Fallback(Rfc6928Fallback::new(expiry)),
+            IwConfig::Rfc6928Fallback { expiry, max_entries } => {
+                AnyIw::Rfc6928Fallback(Rfc6928Fallback::with_capacity(expiry, max_entries as usize))
+            }
             IwConfig::SizeBased { theta_bytes, v, min_iw } => AnyIw::SizeBased(SizeBased::new(theta_bytes, v, min_iw)),
+            IwConfig::Aimd { initial, min, max, step, raise_after } => {
+                AnyIw::Aimd(Aimd::new(initial, min, max, step, raise_after))
+            }
+            IwConfig::Learned { initial, min, max, samples, percentile } => {
+                AnyIw::Learned(Learned::new(initial, min, max, samples, percentile))
+            }
         }
     }
 }
@@ -103,6 +159,8 @@ pub enum AnyIw {
     Rfc6928(Rfc6928),
     Rfc6928Fallback(Rfc6928Fallback),
     SizeBased(SizeBased),
+    Aimd(Aimd),
+    Learned(Learned),
 }
 
 macro_rules! each_iw {
@@ -113,6 +171,8 @@ macro_rules! each_iw {
             AnyIw::Rfc6928($p) => $e,
             AnyIw::Rfc6928Fallback($p) => $e,
             AnyIw::SizeBased($p) => $e,
+            AnyIw::Aimd($p) => $e,
+            AnyIw::Learned($p) => $e,
         }
     };
 }
@@ -129,5 +189,14 @@ impl IwPolicy for AnyIw {
     }
     fn name(&self) -> &'static str {
         each_iw!(self, p => p.name())
+    }
+    fn describe(&self, dst: DstKey, now: SimTime) -> serde_json::Value {
+        each_iw!(self, p => p.describe(dst, now))
+    }
+    fn export_state(&self) -> serde_json::Value {
+        each_iw!(self, p => p.export_state())
+    }
+    fn import_state(&mut self, v: &serde_json::Value) -> Result<(), String> {
+        each_iw!(self, p => p.import_state(v))
     }
 }

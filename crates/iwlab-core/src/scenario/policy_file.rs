@@ -1,0 +1,310 @@
+//! Policy files (issue 11 item 1): the `[iw]` section of a scenario — the same policy kinds
+//! and parameters, validated by the same code — plus `[[routes]]` mapping destination
+//! prefixes onto policies, for `iwlab run --policy` and `iwlab apply`.
+//!
+//! ```toml
+//! [iw]
+//! default = "ten"                      # optional
+//! [iw.policies]
+//! ten = { kind = "fixed", segments = 10 }
+//!
+//! [[routes]]
+//! prefix = "10.77.2.0/24"              # IPv4 or IPv6 CIDR (host bits zero), or "default"
+//! policy = "ten"
+//! initrwnd = 20                        # optional, segments ≥ 1
+//! congctl = "cubic"                    # optional, a congestion control name
+//! ```
+//!
+//! Every error names the field path (`routes[1].prefix`), the value, what is allowed, and
+//! the line (the same locating as scenario files).
+
+use super::error::{line_col, ErrorKind, ScenarioError};
+use super::model::{IwSection, IwSpec};
+use super::validate::{iw_section, one_of};
+use crate::tcp::iw::IwConfig;
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+use std::net::IpAddr;
+
+/// A route of the file, as written.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RouteSpec {
+    pub prefix: String,
+    pub policy: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub initrwnd: Option<u32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub congctl: Option<String>,
+}
+
+/// The file, as written.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PolicyFileSpec {
+    #[serde(default)]
+    pub iw: IwSection,
+    #[serde(default)]
+    pub routes: Vec<RouteSpec>,
+}
+
+/// A destination prefix: an IPv4/IPv6 network, or the default route (both families).
+#[derive(Copy, Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Prefix {
+    Default,
+    Net { addr: IpAddr, len: u8 },
+}
+
+impl Prefix {
+    /// Parses `"default"` or a CIDR `ADDR/LEN` whose host bits are zero.
+    pub fn parse(s: &str) -> Result<Prefix, String> {
+        const ALLOWED: &str = "\"default\" or an IPv4/IPv6 network in CIDR form with its host bits zero \
+                               (e.g. \"10.77.2.0/24\", \"2001:db8::/32\")";
+        if s == "default" {
+            return Ok(Prefix::Default);
+        }
+        let Some((a, l)) = s.split_once('/') else {
+            return Err(format!("{ALLOWED}; the prefix length is missing"));
+        };
+        let addr: IpAddr = a.parse().map_err(|_| format!("{ALLOWED}; {a:?} is not an IP address"))?;
+        let max = if addr.is_ipv4() { 32 } else { 128 };
+        let len: u8 = match l.parse() {
+            Ok(n) if n <= max => n,
+            _ => return Err(format!("{ALLOWED}; the length must be 0..={max}")),
+        };
+        let bits: u128 = match addr {
+            IpAddr::V4(v) => u32::from(v) as u128,
+            IpAddr::V6(v) => u128::from(v),
+        };
+        // Host bits: the low (max − len) bits (all 128 of them for ::/0).
+        let host_mask = 1u128.checked_shl(u32::from(max - len)).map_or(u128::MAX, |b| b - 1);
+        if bits & host_mask != 0 {
+            let net = bits & !host_mask;
+            let net: IpAddr = match addr {
+                IpAddr::V4(_) => IpAddr::V4((net as u32).into()),
+                IpAddr::V6(_) => IpAddr::V6(net.into()),
+            };
+            return Err(format!("{ALLOWED}; the host bits are set (the network is {net}/{len})"));
+        }
+        Ok(Prefix::Net { addr, len })
+    }
+}
+
+impl std::fmt::Display for Prefix {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Prefix::Default => f.write_str("default"),
+            Prefix::Net { addr, len } => write!(f, "{addr}/{len}"),
+        }
+    }
+}
+
+/// A validated route.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Route {
+    pub prefix: Prefix,
+    pub policy: String,
+    pub initrwnd: Option<u32>,
+    pub congctl: Option<String>,
+    /// 1-based line of the route's `prefix` in the file (0 when not parsed from text).
+    pub line: usize,
+}
+
+/// A validated policy file.
+#[derive(Clone, Debug)]
+pub struct PolicyFile {
+    pub spec: PolicyFileSpec,
+    /// The engine's configuration of each policy, by name.
+    pub configs: BTreeMap<String, IwConfig>,
+    pub routes: Vec<Route>,
+}
+
+impl PolicyFile {
+    /// Parses and validates TOML text.
+    pub fn from_toml_str(text: &str) -> Result<PolicyFile, ScenarioError> {
+        if let Err(e) = text.parse::<toml::Table>() {
+            let loc = e.span().map(|s| line_col(text, s.start));
+            return Err(ScenarioError::new(ErrorKind::Syntax, "", e.message().trim(), loc));
+        }
+        let de = toml::Deserializer::new(text);
+        let spec: PolicyFileSpec = serde_path_to_error::deserialize(de).map_err(|e| {
+            let path = super::tagged::path_string(e.path());
+            let inner = e.into_inner();
+            let loc = inner.span().map(|s| line_col(text, s.start));
+            super::locate_in(text, super::schema_error(path, inner.message().trim(), loc))
+        })?;
+        let mut f = Self::validate(spec).map_err(|e| super::locate_in(text, e))?;
+        for (i, r) in f.routes.iter_mut().enumerate() {
+            r.line = super::locate::locate(text, &format!("routes[{i}].prefix")).map_or(0, |o| line_col(text, o).0);
+        }
+        Ok(f)
+    }
+
+    /// Validates a parsed file.
+    pub fn validate(spec: PolicyFileSpec) -> Result<PolicyFile, ScenarioError> {
+        let configs = iw_section(&spec.iw)?;
+        let mut routes: Vec<Route> = Vec::new();
+        for (i, r) in spec.routes.iter().enumerate() {
+            let path = format!("routes[{i}]");
+            let prefix = Prefix::parse(&r.prefix)
+                .map_err(|why| ScenarioError::value(format!("{path}.prefix"), format!("{:?}", r.prefix), why))?;
+            if let Some(j) = routes.iter().position(|o| o.prefix == prefix) {
+                return Err(ScenarioError::value(
+                    format!("{path}.prefix"),
+                    format!("{:?}", r.prefix),
+                    format!("a prefix not routed already (routes[{j}] has {prefix})"),
+                ));
+            }
+            if !configs.contains_key(&r.policy) {
+                return Err(ScenarioError::value(
+                    format!("{path}.policy"),
+                    format!("{:?}", r.policy),
+                    one_of("a policy of [iw.policies]", configs.keys()),
+                ));
+            }
+            if r.initrwnd == Some(0) {
+                return Err(ScenarioError::value(format!("{path}.initrwnd"), 0, ">= 1 segment, or absent"));
+            }
+            if let Some(c) = &r.congctl {
+                // TCP_CA_NAME_MAX is 16 bytes with the terminating NUL.
+                let ok = !c.is_empty() && c.len() <= 15 && c.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_');
+                if !ok {
+                    return Err(ScenarioError::value(
+                        format!("{path}.congctl"),
+                        format!("{c:?}"),
+                        "a congestion control name: 1 to 15 letters, digits or '_' (e.g. \"cubic\", \"reno\", \"bbr\")",
+                    ));
+                }
+            }
+            routes.push(Route {
+                prefix,
+                policy: r.policy.clone(),
+                initrwnd: r.initrwnd,
+                congctl: r.congctl.clone(),
+                line: 0,
+            });
+        }
+        Ok(PolicyFile { spec, configs, routes })
+    }
+
+    /// The policies as canonical JSON values (as a scenario's JSON has them), by name.
+    pub fn policies_json(&self) -> BTreeMap<String, serde_json::Value> {
+        self.spec
+            .iw
+            .policies
+            .iter()
+            .map(|(k, v)| (k.clone(), serde_json::to_value(v).expect("policies serialise")))
+            .collect()
+    }
+
+    /// The whole file as canonical JSON: `policies`, `default`, `routes` (prefix text or
+    /// null for the default route, policy, initrwnd, congctl, line).
+    pub fn to_json_string(&self) -> String {
+        let routes: Vec<serde_json::Value> = self
+            .routes
+            .iter()
+            .map(|r| {
+                serde_json::json!({
+                    "prefix": match r.prefix { Prefix::Default => None, p => Some(p.to_string()) },
+                    "policy": r.policy,
+                    "initrwnd": r.initrwnd,
+                    "congctl": r.congctl,
+                    "line": r.line,
+                })
+            })
+            .collect();
+        serde_json::json!({ "policies": self.policies_json(), "default": self.spec.iw.default, "routes": routes })
+            .to_string()
+    }
+}
+
+/// Validates `[iw.policies]`-style specs given as JSON (`{"name": {"kind": …}}`), with the
+/// scenario's code; returns the engine's configurations.
+pub fn policies_from_json(text: &str) -> Result<BTreeMap<String, IwConfig>, ScenarioError> {
+    let policies: BTreeMap<String, IwSpec> = serde_json::from_str(text)
+        .map_err(|e| ScenarioError::new(ErrorKind::Schema, "iw.policies", format!("iw.policies: {e}"), None))?;
+    iw_section(&IwSection { default: None, policies })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn err(text: &str) -> (String, Option<usize>) {
+        let e = PolicyFile::from_toml_str(text).unwrap_err();
+        (e.to_string(), e.line())
+    }
+
+    #[test]
+    fn the_issues_minimal_example_loads() {
+        let f = PolicyFile::from_toml_str(
+            "[iw.policies]\nten = { kind = \"fixed\", segments = 10 }\n\n[[routes]]\nprefix = \"10.77.2.0/24\"\npolicy = \"ten\"\n",
+        )
+        .unwrap();
+        assert_eq!(f.routes.len(), 1);
+        assert_eq!(f.routes[0].prefix.to_string(), "10.77.2.0/24");
+        assert_eq!(f.routes[0].line, 5);
+        assert_eq!(f.configs["ten"], IwConfig::Fixed { segments: 10 });
+        assert!(f.to_json_string().contains(r#""policies":{"ten":{"kind":"fixed","segments":10}}"#));
+    }
+
+    #[test]
+    fn prefixes_are_cidr_with_host_bits_zero() {
+        assert_eq!(Prefix::parse("2001:db8::/32").unwrap().to_string(), "2001:db8::/32");
+        assert_eq!(Prefix::parse("0.0.0.0/0").unwrap().to_string(), "0.0.0.0/0");
+        assert_eq!(Prefix::parse("::/0").unwrap().to_string(), "::/0");
+        assert!(Prefix::parse("::1/0").unwrap_err().contains("the network is ::/0"));
+        assert_eq!(Prefix::parse("10.0.0.1/32").unwrap().to_string(), "10.0.0.1/32");
+        assert!(Prefix::parse("10.0.0.1/24").unwrap_err().contains("the network is 10.0.0.0/24"));
+        assert!(Prefix::parse("10.0.0.0/33").unwrap_err().contains("0..=32"));
+        assert!(Prefix::parse("10.0.0.0").unwrap_err().contains("length is missing"));
+        assert!(Prefix::parse("10.0.0/8").unwrap_err().contains("not an IP address"));
+    }
+
+    #[test]
+    fn errors_name_field_value_allowed_and_line() {
+        let head = "[iw.policies]\nten = { kind = \"fixed\", segments = 10 }\n[[routes]]\n";
+        let (m, l) = err(&format!("{head}prefix = \"10.77.2.1/24\"\npolicy = \"ten\"\n"));
+        assert!(m.starts_with("routes[0].prefix = \"10.77.2.1/24\" is not allowed; expected"), "{m}");
+        assert_eq!(l, Some(4));
+        let (m, l) = err(&format!("{head}prefix = \"default\"\npolicy = \"nine\"\n"));
+        assert!(
+            m.contains(
+                "routes[0].policy = \"nine\" is not allowed; expected a policy of [iw.policies], one of [\"ten\"]"
+            ),
+            "{m}"
+        );
+        assert_eq!(l, Some(5));
+        let (m, l) = err(&format!("{head}prefix = \"default\"\npolicy = \"ten\"\ncolour = 1\n"));
+        assert!(m.contains("unknown field `colour`"), "{m}");
+        assert_eq!(l, Some(6));
+        let (m, l) = err("[iw.policies]\nx = { kind = \"aimd\", min = 5, initial = 4 }\n");
+        assert!(m.contains("iw.policies.x.initial = 4 is not allowed; expected 5 ..= 40"), "{m}");
+        assert_eq!(l, Some(2));
+        let (m, _) = err(&format!("{head}prefix = \"default\"\npolicy = \"ten\"\ninitrwnd = 0\n"));
+        assert!(m.contains("routes[0].initrwnd = 0 is not allowed"), "{m}");
+        let (m, _) = err(&format!("{head}prefix = \"default\"\npolicy = \"ten\"\ncongctl = \"cu bic\"\n"));
+        assert!(m.contains("routes[0].congctl = \"cu bic\" is not allowed; expected a congestion control name"), "{m}");
+        let two =
+            format!("{head}prefix = \"::/0\"\npolicy = \"ten\"\n[[routes]]\nprefix = \"::/0\"\npolicy = \"ten\"\n");
+        let (m, l) = err(&two);
+        assert!(
+            m.contains("routes[1].prefix = \"::/0\" is not allowed; expected a prefix not routed already (routes[0]"),
+            "{m}"
+        );
+        assert_eq!(l, Some(7));
+        let (m, l) = err("[iw]\ndefault = \"z\"\n");
+        assert!(m.contains("iw.default = \"z\""), "{m}");
+        assert_eq!(l, Some(2));
+        let (m, _) = err("[[routes]\n");
+        assert!(m.starts_with("syntax error at line 1"), "{m}");
+    }
+
+    #[test]
+    fn policies_from_json_uses_the_scenario_validation() {
+        let c = policies_from_json(r#"{"a": {"kind": "learned", "samples": 4}}"#).unwrap();
+        assert_eq!(c["a"], IwConfig::Learned { initial: 10, min: 3, max: 40, samples: 4, percentile: 50 });
+        let e = policies_from_json(r#"{"a": {"kind": "learned", "percentile": 0}}"#).unwrap_err();
+        assert!(e.to_string().contains("iw.policies.a.percentile = 0 is not allowed; expected 1 ..= 100"));
+    }
+}

@@ -1,0 +1,183 @@
+"""Policy files and the Decider (python/iwlab/policy.py over iwlab._core.PolicyEngine)."""
+
+from __future__ import annotations
+
+import ipaddress
+import json
+
+import pytest
+
+from iwlab import _core
+from iwlab.policy import Decider, PolicyFileError, Route, load_policy, parse_policy
+
+MINIMAL = """[iw.policies]
+ten = { kind = "fixed", segments = 10 }
+
+[[routes]]
+prefix = "10.77.2.0/24"
+policy = "ten"
+"""
+
+FULL = """[iw]
+default = "fb"
+[iw.policies]
+fb = { kind = "rfc6928-fallback", expiry = "10s" }
+ai = { kind = "aimd", initial = 10, min = 3, max = 12, step = 2, raise_after = 2 }
+le = { kind = "learned", samples = 3, min = 2 }
+sb = { kind = "size-based", theta = "20kB" }
+
+[[routes]]
+prefix = "10.0.0.0/8"
+policy = "ai"
+initrwnd = 20
+congctl = "cubic"
+
+[[routes]]
+prefix = "10.1.0.0/16"
+policy = "le"
+
+[[routes]]
+prefix = "2001:db8::/32"
+policy = "sb"
+
+[[routes]]
+prefix = "default"
+policy = "fb"
+"""
+
+
+def test_the_issues_minimal_example_loads(tmp_path):
+    p = tmp_path / "p.toml"
+    p.write_text(MINIMAL)
+    pf = load_policy(p)
+    assert pf.path == str(p) and pf.text == MINIMAL and pf.default is None
+    assert pf.policies == {"ten": {"kind": "fixed", "segments": 10}}
+    assert pf.routes == (Route(ipaddress.ip_network("10.77.2.0/24"), "ten", None, None, 5),)
+    assert pf.to_scenario_policies() == {"ten": {"kind": "fixed", "segments": 10}}
+
+
+def test_canonical_specs_and_longest_prefix_match():
+    pf = parse_policy(FULL)
+    assert pf.default == "fb"
+    assert pf.policies["fb"] == {"kind": "rfc6928-fallback", "expiry": "10s"}
+    assert pf.policies["le"] == {"kind": "learned", "initial": 10, "min": 2, "max": 40, "samples": 3,
+                                 "percentile": 50}
+    assert pf.policies["sb"]["theta"] == "20kB"
+    assert [r.line for r in pf.routes] == [10, 16, 20, 24]
+    assert pf.routes[0].initrwnd == 20 and pf.routes[0].congctl == "cubic"
+    assert pf.route_for("10.1.2.3").policy == "le"
+    assert pf.route_for("10.2.2.3").policy == "ai"
+    assert pf.route_for("2001:db8::9").policy == "sb"
+    assert pf.route_for("192.0.2.1").key == "default" and pf.route_for("::1").prefix is None
+    assert parse_policy(MINIMAL).route_for("192.0.2.1") is None
+
+
+@pytest.mark.parametrize("text, line, field, says", [
+    (MINIMAL.replace("10.77.2.0/24", "10.77.2.1/24"), 5, "routes[0].prefix",
+     'routes[0].prefix = "10.77.2.1/24" is not allowed; expected "default" or an IPv4/IPv6 network'),
+    (MINIMAL.replace("10.77.2.0/24", "10.77.2.0/40"), 5, "routes[0].prefix", "the length must be 0..=32"),
+    (MINIMAL.replace('policy = "ten"', 'policy = "nine"'), 6, "routes[0].policy",
+     'routes[0].policy = "nine" is not allowed; expected a policy of [iw.policies], one of ["ten"]'),
+    (MINIMAL + "mtu = 1500\n", 7, "routes[0].mtu", "unknown field `mtu`"),
+    (MINIMAL.replace("segments = 10", "segments = 0"), 2, "iw.policies.ten.segments",
+     "iw.policies.ten.segments = 0 is not allowed; expected >= 1 segment"),
+    (MINIMAL + "initrwnd = 0\n", 7, "routes[0].initrwnd", "routes[0].initrwnd = 0 is not allowed"),
+    ('[iw.policies]\na = { kind = "learned", percentile = 101 }\n', 2, "iw.policies.a.percentile",
+     "iw.policies.a.percentile = 101 is not allowed; expected 1 ..= 100"),
+    ('[iw.policies]\na = { kind = "aimd", max = 2 }\n', 2, "iw.policies.a.max",
+     "iw.policies.a.max = 2 is not allowed; expected >= min (3)"),
+])
+def test_bad_files_name_file_line_field_value_and_what_is_allowed(tmp_path, text, line, field, says):
+    p = tmp_path / "bad.toml"
+    p.write_text(text)
+    with pytest.raises(PolicyFileError) as e:
+        load_policy(p)
+    assert (e.value.path, e.value.line, e.value.field) == (str(p), line, field)
+    assert str(e.value).startswith(f"{p}:{line}: ") and says in str(e.value), str(e.value)
+    assert isinstance(e.value, ValueError)
+
+
+def test_an_unreadable_file_is_a_policy_file_error(tmp_path):
+    with pytest.raises(PolicyFileError, match="cannot read"):
+        load_policy(tmp_path / "missing.toml")
+
+
+def test_decisions_are_the_simulators_policies_per_prefix():
+    pf = parse_policy(FULL)
+    d = Decider(pf)
+    # aimd on 10.0.0.0/8: 10 → evidence (> 4 KB) halves → 5; two clean closes raise by 2 → 7.
+    assert d.iw_segments("10.0.0.0/8", 1000, 0) == 10
+    d.learn("10.0.0.0/8", 1, {"kind": "loss_in_initial_window", "bytes_sent": 10_000})
+    assert d.iw_bytes("10.0.0.0/8", 1000, 2) == 5000
+    d.learn("10.0.0.0/8", 3, {"kind": "closed", "bytes_sent": 50_000, "loss": False, "cwnd": 40_000})
+    d.learn("10.0.0.0/8", 4, {"kind": "closed", "bytes_sent": 50_000, "loss": False, "cwnd": 40_000})
+    assert d.iw_segments("10.0.0.0/8", 1000, 5) == 7
+    # learned on 10.1.0.0/16: median of min(cwnd, acked) of the last 3 closes.
+    for cwnd in (30_000, 8_000, 16_000):
+        d.learn("10.1.0.0/16", 6, {"kind": "closed", "bytes_sent": 90_000, "loss": False, "cwnd": cwnd})
+    assert d.iw_segments("10.1.0.0/16", 1000, 7) == 16
+    # the fallback cache on the default route: RFC 3390 until the 10 s expiry.
+    assert d.iw_bytes("default", 1460, 0) == 14600
+    d.learn("default", 1_000, {"kind": "loss_in_initial_window", "bytes_sent": 14_600})
+    assert d.iw_bytes("default", 1460, 2_000) == 4380
+    assert d.iw_bytes("default", 1460, 10_000_001_000) == 14600
+    # size-based: IW(40 kB) with θ = 20 kB, V = 10, MinIW = 4 is ⌊(20·10 + 20·4)/40⌋ = 7.
+    assert d.iw_segments("2001:db8::/32", 1448, 0, declared_size=40_000) == 7
+    # rounding: RFC 6928's IW is a byte bound, min(10·MSS, max(2·MSS, 14600)); segments round down:
+    # 14600 B at MSS 1600 is 9 segments.
+    assert d.iw_bytes("default", 1600, 0) == 14600 and d.iw_segments("default", 1600, 0) == 9
+    with pytest.raises(KeyError, match="10.9.0.0/16"):
+        d.iw_bytes("10.9.0.0/16", 1000, 0)
+
+
+@pytest.mark.parametrize("event, says", [
+    ({"kind": "reset"}, "event kind = 'reset'"),
+    ({"kind": "closed"}, "bytes_sent is missing"),
+    ({"kind": "closed", "bytes_sent": -1}, "bytes_sent = -1"),
+    ({"kind": "closed", "bytes_sent": 1, "loss": 1}, "loss = 1"),
+    ({"kind": "closed", "bytes_sent": 1, "cwnd": 2.5}, "cwnd = 2.5"),
+])
+def test_bad_events_are_rejected(event, says):
+    with pytest.raises(ValueError, match=says.replace("(", r"\(")):
+        Decider(parse_policy(FULL)).learn("default", 0, event)
+
+
+def test_state_says_iw_evidence_since_and_why():
+    d = Decider(parse_policy(FULL))
+    d.learn("default", 5_000, {"kind": "loss_in_initial_window", "bytes_sent": 8_000})
+    s = d.state("default", mss=1460)
+    assert s["kind"] == "rfc6928-fallback" and s["iw_segments"] == 3 and s["iw_bytes"] == 4380
+    assert s["evidence"] == {"kind": "loss_in_initial_window", "bytes_sent": 8000}
+    assert s["since_ns"] == 5_000 and s["until_ns"] == 10_000_005_000 and "8000 bytes" in s["why"]
+    assert json.loads(json.dumps(s)) == s
+    s = d.state("10.0.0.0/8", mss=1000)
+    assert s["iw_segments"] == 10 and s["evidence"] is None
+    s = d.state("2001:db8::/32")
+    assert s["kind"] == "size-based" and "no learned state" in s["why"]
+
+
+def test_snapshots_carry_the_learned_state_across_restarts():
+    pf = parse_policy(FULL)
+    d = Decider(pf)
+    d.learn("10.0.0.0/8", 1, {"kind": "loss_in_initial_window", "bytes_sent": 10_000})
+    d.learn("10.0.0.0/8", 2, {"kind": "closed", "bytes_sent": 1, "loss": False, "cwnd": 1})
+    d.learn("10.1.0.0/16", 3, {"kind": "closed", "bytes_sent": 9_000, "loss": True, "cwnd": 20_000})
+    d.learn("default", 4, {"kind": "loss_in_initial_window", "bytes_sent": 8_000})
+    e = Decider.restore(pf, d.snapshot())
+    for prefix in ("10.0.0.0/8", "10.1.0.0/16", "default"):
+        assert e.state(prefix) == d.state(prefix)
+    # the clean count survived too: one more clean close raises 5 → 7
+    e.learn("10.0.0.0/8", 5, {"kind": "closed", "bytes_sent": 1, "loss": False, "cwnd": 1})
+    assert e.iw_segments("10.0.0.0/8", 1000, 6) == 7
+    # a policy whose kind changed starts afresh
+    changed = parse_policy(FULL.replace('ai = { kind = "aimd", initial = 10, min = 3, max = 12, step = 2, '
+                                        'raise_after = 2 }', 'ai = { kind = "fixed", segments = 4 }'))
+    assert Decider.restore(changed, d.snapshot()).iw_segments("10.0.0.0/8", 1000, 6) == 4
+    for bad in ("{", "[]", '{"format": "x"}', json.dumps({"format": "iwlab-decider/1", "engine": {"format": 1}})):
+        with pytest.raises(ValueError, match="snapshot"):
+            Decider.restore(pf, bad)
+
+
+def test_the_engine_validates_with_the_scenario_code():
+    with pytest.raises(_core.ScenarioError, match="iw.policies.x.raise_after = 0"):
+        _core.PolicyEngine('{"x": {"kind": "aimd", "raise_after": 0}}')
