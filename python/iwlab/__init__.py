@@ -18,7 +18,7 @@ from typing import Any
 
 __version__ = "0.1.0"
 __all__ = ["__version__", "core_version", "engine_id", "Result", "Scenario", "ScenarioError", "ScenarioModel", "load", "presets",
-           "run", "sweep", "sweep_records"]
+           "run", "sweep", "sweep_records", "advise"]
 
 # Exports load on first use (`import iwlab` stays cheap: no pandas, pyarrow or pydantic until a
 # name that needs them is used): name → module that defines it.
@@ -29,9 +29,13 @@ _LAZY = {
     "presets": "iwlab.scenario_io", "ScenarioModel": "iwlab.scenario",
     "sweep": "iwlab.sweep", "sweep_records": "iwlab.sweep",
 }
+# Callable packages: `iwlab.advise(...)` recommends an IW (the package imports its parts lazily).
+_SUBPACKAGES = {"advise"}
 
 
 def __getattr__(name: str) -> Any:
+    if name in _SUBPACKAGES:
+        return import_module(f"iwlab.{name}")
     if name not in _LAZY:
         raise AttributeError(f"module 'iwlab' has no attribute {name!r}")
     value = getattr(import_module(_LAZY[name]), name)
@@ -40,7 +44,7 @@ def __getattr__(name: str) -> Any:
 
 
 def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(_LAZY))
+    return sorted(set(globals()) | set(_LAZY) | _SUBPACKAGES)
 
 
 class _Package(types.ModuleType):

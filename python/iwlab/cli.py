@@ -1,6 +1,7 @@
 """The `iwlab` command line. Commands live in modules that register themselves here:
 `cli_core` (run, presets, show, validate, trace), `cli_study` (sweep, report),
-`cli_reproduce` (reproduce), `cli_emulate` (emulate, compare) and `cli_flow_iw` (flow-iw)."""
+`cli_reproduce` (reproduce), `cli_emulate` (emulate, compare), `cli_flow_iw` (flow-iw),
+`cli_deploy` (plan, apply, rollback, watch) and `cli_advise` (advise)."""
 
 from __future__ import annotations
 
@@ -13,7 +14,7 @@ app = typer.Typer(name="iwlab", help="A laboratory for TCP's initial congestion 
 
 
 def main() -> None:
-    from iwlab import cli_core, cli_deploy, cli_emulate, cli_flow_iw, cli_reproduce, cli_study
+    from iwlab import cli_advise, cli_core, cli_deploy, cli_emulate, cli_flow_iw, cli_reproduce, cli_study
 
     cli_core.register(app)
     cli_study.register(app)
@@ -21,4 +22,5 @@ def main() -> None:
     cli_emulate.register(app)
     cli_flow_iw.register(app)
     cli_deploy.register(app)
+    cli_advise.register(app)
     app()

@@ -276,6 +276,10 @@ class Tcp(_Model):
     ecn: Optional[bool] = None
     initial_ssthresh: Optional[_switch(Size)] = Field(None, description="A size, or false = arbitrarily high")
     syn_retries: Optional[Count] = None
+    pacing: Optional[bool] = Field(None, description="Pace departures at ratio x cwnd/SRTT, as Linux (default false)")
+    pacing_ss_ratio: Optional[int] = Field(None, ge=1, le=10000, description="Percent while cwnd < ssthresh/2 (default 200)")
+    pacing_ca_ratio: Optional[int] = Field(None, ge=1, le=10000, description="Percent otherwise (default 120)")
+    paced_iw: Optional[bool] = Field(None, description="Spread the initial window over the handshake RTT (default false)")
     prr: Optional[_flag_or(Literal["crb", "ssrb", "linux"])] = Field(
         None, description="RFC 6937 PRR in SACK recovery: true (= 'ssrb'), 'crb', 'ssrb', 'linux' or false (default)")
     hystart: Optional[_flag_or(Literal["rfc9406", "hystart++", "linux"])] = Field(

@@ -264,6 +264,9 @@ def kernel_settings(tcp: dict[str, Any], notes: list[str]) -> Kernel:
         notes.append("tcp.granularity: Linux timers have jiffy granularity; not set")
     if tcp.get("cubic"):
         notes.append("tcp.cubic: Linux's CUBIC parameters are module-wide; kernel defaults used")
+    if tcp.get("pacing") or tcp.get("paced_iw"):
+        notes.append("tcp.pacing / tcp.paced_iw: not emulated (Linux paces a socket without fq once "
+                     "SO_MAX_PACING_RATE is set; the agents do not set it)")
     mtu = max(1500, mss + 40 + (12 if ts else 0))
     return Kernel(sysctls, optional, route_opts, cc, mtu)
 

@@ -389,6 +389,18 @@ pub struct TcpSpec {
     /// SYN / SYN-ACK retransmissions before a connection gives up (default 6).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub syn_retries: Option<u32>,
+    /// Sender pacing at ratio × cwnd / SRTT, as Linux's internal pacing (default false).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pacing: Option<bool>,
+    /// Pacing ratio in slow start (cwnd < ssthresh/2), percent, 1..=10000 (default 200).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pacing_ss_ratio: Option<u32>,
+    /// Pacing ratio otherwise, percent, 1..=10000 (default 120).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pacing_ca_ratio: Option<u32>,
+    /// Spread the initial window over the handshake RTT (default false).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub paced_iw: Option<bool>,
     /// Proportional Rate Reduction (RFC 6937) for cwnd during SACK-based recovery: `true`
     /// (= `"ssrb"`), `"crb"`, `"ssrb"`, `"linux"` (SSRB's extra segment only on ACKs that
     /// advance snd.una), or `false` (default false: RFC 6675's cwnd = ssthresh).

@@ -42,6 +42,10 @@ pub(crate) fn field_set(spec: &TcpSpec, f: &str) -> bool {
         ecn,
         initial_ssthresh,
         syn_retries,
+        pacing,
+        pacing_ss_ratio,
+        pacing_ca_ratio,
+        paced_iw,
         profile,
         prr,
         hystart,
@@ -77,6 +81,10 @@ fn merge(base: &TcpSpec, over: &TcpSpec) -> TcpSpec {
         ecn,
         initial_ssthresh,
         syn_retries,
+        pacing,
+        pacing_ss_ratio,
+        pacing_ca_ratio,
+        paced_iw,
         profile,
         prr,
         hystart,
@@ -223,6 +231,19 @@ pub(crate) fn tcp_config(base: &TcpSpec, over: &TcpSpec, path_of: &dyn Fn(&str) 
         }
     }
     c.syn_retries = s.syn_retries.unwrap_or(c.syn_retries);
+    c.pacing.enabled = s.pacing.unwrap_or(c.pacing.enabled);
+    c.pacing.paced_iw = s.paced_iw.unwrap_or(c.pacing.paced_iw);
+    for (f, v, slot) in [
+        ("pacing_ss_ratio", s.pacing_ss_ratio, &mut c.pacing.ss_ratio),
+        ("pacing_ca_ratio", s.pacing_ca_ratio, &mut c.pacing.ca_ratio),
+    ] {
+        if let Some(r) = v {
+            if !(1..=10_000).contains(&r) {
+                return Err(ScenarioError::value(path_of(f), r, "1..=10000 (percent of cwnd/SRTT)"));
+            }
+            *slot = r;
+        }
+    }
     c.prr = match &s.prr {
         None | Some(FlagOr::Flag(false)) => None,
         Some(FlagOr::Flag(true)) => Some(ReductionBound::SlowStart),

@@ -2,6 +2,7 @@
 
 use super::cc::hystart::HyStartKind;
 use super::cc::CcConfig;
+use super::pacing::PacingConfig;
 use super::recovery::prr::ReductionBound;
 use crate::engine::SimDuration;
 
@@ -93,6 +94,8 @@ pub struct TcpConfig {
     pub initial_ssthresh: u64,
     /// SYN / SYN-ACK retransmissions before the connection gives up.
     pub syn_retries: u32,
+    /// Sender pacing and the paced initial window (`pacing.rs`; off by default).
+    pub pacing: PacingConfig,
     /// RFC 6937 Proportional Rate Reduction for cwnd in SACK-based recovery, with this
     /// reduction bound; `None` keeps RFC 6675's cwnd = ssthresh.
     pub prr: Option<ReductionBound>,
@@ -128,6 +131,7 @@ impl Default for TcpConfig {
             ecn: false,
             initial_ssthresh: u64::MAX,
             syn_retries: 6,
+            pacing: PacingConfig::default(),
             prr: None,
             hystart: None,
             quickack: 0,
@@ -183,6 +187,9 @@ impl TcpConfig {
             if d.segments == 0 {
                 return Err("tcp.delayed_ack.segments must be >= 1".into());
             }
+        }
+        if self.pacing.enabled && (self.pacing.ss_ratio == 0 || self.pacing.ca_ratio == 0) {
+            return Err("tcp.pacing_ss_ratio and tcp.pacing_ca_ratio must be >= 1 (percent)".into());
         }
         if self.abc_l == Some(0) {
             return Err("tcp.abc_l must be >= 1 segment when set".into());

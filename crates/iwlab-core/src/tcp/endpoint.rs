@@ -148,7 +148,10 @@ impl Endpoint {
 
     /// When `on_timer` must next be called.
     pub fn next_timeout(&self) -> Option<SimTime> {
-        [self.handshake_at, self.receiver.delack_deadline(), self.sender.rto_deadline()].into_iter().flatten().min()
+        [self.handshake_at, self.receiver.delack_deadline(), self.sender.rto_deadline(), self.sender.pacing_deadline()]
+            .into_iter()
+            .flatten()
+            .min()
     }
 
     /// Active open: send a SYN.
@@ -464,6 +467,10 @@ impl Endpoint {
             self.sender.on_rto(now, &mut out.tx);
             self.emit(now, out);
             self.report(now, iw, out);
+        }
+        // Pacing (tcp/pacing.rs) released a segment it held back.
+        if self.state == State::Established && self.sender.pacing_deadline().is_some_and(|t| t <= now) {
+            self.transmit(now, iw, out);
         }
     }
 }

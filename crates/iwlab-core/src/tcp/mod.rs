@@ -10,6 +10,7 @@ pub mod cc;
 pub mod config;
 pub mod endpoint;
 pub mod iw;
+pub mod pacing;
 pub mod receiver;
 pub mod recovery;
 pub mod rto;

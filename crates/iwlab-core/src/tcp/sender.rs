@@ -9,6 +9,7 @@
 use super::cc::hystart::HyStart;
 use super::cc::{AckInfo, AnyCc, CongestionControl, Window};
 use super::config::{RecoveryKind, TcpConfig};
+use super::pacing::{PaceState, Pacer};
 use super::recovery;
 use super::recovery::prr::{Prr, ReductionBound};
 use super::recovery::tlp::Tlp;
@@ -94,6 +95,8 @@ pub struct Sender {
     pub(crate) iw_loss_new: bool,
     pub any_loss: bool,
     pub stats: SenderStats,
+    /// Departure spacing (`pacing.rs`); never holds a segment when pacing is off.
+    pub(crate) pacer: Pacer,
     /// RFC 6937 PRR in SACK recovery: the bound configured, and the episode's state.
     pub(crate) prr_bound: Option<ReductionBound>,
     pub(crate) prr: Option<Prr>,
@@ -148,6 +151,7 @@ impl Sender {
             iw_loss_new: false,
             any_loss: false,
             stats: SenderStats::default(),
+            pacer: Pacer::new(cfg.pacing),
             prr_bound: cfg.prr,
             prr: None,
             delivered: 0,
@@ -163,6 +167,7 @@ impl Sender {
         self.w.cwnd = iw_bytes;
         self.stats.max_cwnd = self.stats.max_cwnd.max(iw_bytes);
         self.window_probe = Some((self.snd_nxt, self.snd_nxt + iw_bytes));
+        self.pacer.start_iw(self.snd_nxt, iw_bytes, self.rtt.srtt());
         // Room for the first flight (and a FIN) without growing segment by segment.
         self.outstanding.reserve(iw_bytes.div_ceil(self.w.mss) as usize + 1);
         // RFC 8985 §7.3: the handshake's RTT sample counts as one "since the start".
@@ -431,6 +436,7 @@ impl Sender {
         self.stats.data_segments_sent += (tx.len > 0) as u64;
         self.count_prr_out(end - tx.seq);
         self.last_send = Some(now);
+        self.paced(now, tx.seq, tx.len);
         if self.rto_at.is_none() {
             self.arm_rto(now);
         }
@@ -450,6 +456,7 @@ impl Sender {
     /// Sends what the window allows: go-back-N retransmissions after an RTO, then new data,
     /// then the FIN. In SACK recovery, RFC 6675 NextSeg decides instead.
     pub fn transmit(&mut self, now: SimTime, out: &mut Vec<TxSeg>) {
+        self.pacer.begin();
         if self.in_recovery && self.kind == RecoveryKind::Sack {
             recovery::sack::send_next_segments(self, now, out);
             return;
@@ -471,7 +478,7 @@ impl Sender {
                     self.snd_nxt = o.end();
                     continue;
                 }
-                if o.seq + o.len as u64 > edge && o.len > 0 {
+                if o.seq + o.len as u64 > edge && o.len > 0 || !self.pacer.ready(now) {
                     return;
                 }
                 let (seq, end) = (o.seq, o.end());
@@ -489,14 +496,14 @@ impl Sender {
     pub(crate) fn send_new(&mut self, now: SimTime, edge: u64, out: &mut Vec<TxSeg>) -> bool {
         if self.snd_nxt < self.data_end {
             let len = (self.data_end - self.snd_nxt).min(self.mss as u64);
-            if self.snd_nxt + len > edge {
+            if self.snd_nxt + len > edge || !self.pacer.ready(now) {
                 return false;
             }
             // A FIN rides on the segment carrying the last byte when the app already closed.
             let fin = self.fin_requested && self.snd_nxt + len == self.data_end;
             self.push_new(now, len as u32, fin, out);
             true
-        } else if self.fin_requested && self.snd_nxt == self.data_end {
+        } else if self.fin_requested && self.snd_nxt == self.data_end && self.pacer.ready(now) {
             self.push_new(now, 0, true, out);
             true
         } else {
@@ -512,6 +519,7 @@ impl Sender {
         self.count_prr_out(len as u64 + fin as u64);
         self.stats.data_segments_sent += (len > 0) as u64;
         self.last_send = Some(now);
+        self.paced(now, seq, len);
         // RFC 6298 (5.1): start the timer when sending data if it is not running.
         if self.rto_at.is_none() {
             self.arm_rto(now);
@@ -567,6 +575,17 @@ impl Sender {
         self.snd_nxt = self.snd_una;
         self.arm_rto(now);
         self.transmit(now, out);
+    }
+
+    /// A segment left: move the pacing clock (a no-op when pacing is off).
+    fn paced(&mut self, now: SimTime, seq: u64, len: u32) {
+        let (cwnd, ssthresh, flight, srtt) = (self.w.cwnd, self.w.ssthresh, self.flight_size(), self.rtt.srtt());
+        self.pacer.on_send(now, seq, len, &PaceState { cwnd, ssthresh, flight, srtt });
+    }
+
+    /// When pacing releases a segment it held back (None: nothing held).
+    pub fn pacing_deadline(&self) -> Option<SimTime> {
+        self.pacer.deadline()
     }
 
     /// RFC 6937: prr_out += data sent, for every (re)transmission during recovery.

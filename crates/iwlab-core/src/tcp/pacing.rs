@@ -1,0 +1,243 @@
+//! Sender pacing and the paced initial window (both off by default).
+//!
+//! **Pacing** spaces a connection's departures at a rate derived from its window, as Linux's
+//! internal TCP pacing does (`tcp_update_pacing_rate()`, net/ipv4/tcp_input.c, since commit
+//! 43e122b014c9 "tcp: refine pacing rate determination", Linux 4.2):
+//!
+//! ```text
+//! rate = ratio × mss × max(cwnd, packets_out) / srtt
+//! ratio = tcp_pacing_ss_ratio (200 %) if cwnd < ssthresh / 2, else tcp_pacing_ca_ratio (120 %)
+//! ```
+//!
+//! and each departure of `len` bytes moves the earliest next departure to
+//! `max(next, now) + len / rate` (`tcp_update_skb_after_send()`, net/ipv4/tcp_output.c). ns-3's
+//! `TcpSocketState` has the same rule and defaults (`PacingSsRatio` 200, `PacingCaRatio` 120,
+//! `cWnd < ssThresh / 2`, `max(cWnd, bytesInFlight)`; /usr/include/ns3/tcp-socket-state.h). Without
+//! an RTT sample the rate is unbounded (Linux divides only when `srtt_us` is set): no pacing.
+//!
+//! **Paced IW** spreads the first flight evenly over the handshake RTT instead of sending it
+//! back to back: the `i`-th byte of an initial window of `IW` bytes leaves `i × RTT / IW` after
+//! the first (ns-3's `PaceInitialWindow` switch; here at ratio 100 % of IW/RTT so the last
+//! segment leaves one segment-gap before the first ACK can return). It needs the handshake's
+//! RTT sample; after a retransmitted SYN/SYN-ACK (Karn: no sample) the IW leaves unpaced. After
+//! the IW, departures follow `pacing` (paced) or the ACK clock (not paced).
+//!
+//! Times are integer nanoseconds; gaps round down. What is paced: new data and go-back-N
+//! retransmissions after an RTO (the sender's `transmit` loop). Fast retransmissions of the
+//! recovery variants leave at once (Linux paces those too — a difference for lossy paths only).
+
+use crate::engine::{SimDuration, SimTime};
+
+/// Pacing options of one endpoint (scenario fields `tcp.pacing`, `tcp.pacing_ss_ratio`,
+/// `tcp.pacing_ca_ratio`, `tcp.paced_iw`).
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub struct PacingConfig {
+    /// Pace every departure at ratio × cwnd / SRTT.
+    pub enabled: bool,
+    /// Percent of cwnd/SRTT while cwnd < ssthresh / 2 (Linux `tcp_pacing_ss_ratio` = 200).
+    pub ss_ratio: u32,
+    /// Percent of cwnd/SRTT otherwise (Linux `tcp_pacing_ca_ratio` = 120).
+    pub ca_ratio: u32,
+    /// Spread the initial window over the handshake RTT.
+    pub paced_iw: bool,
+}
+
+impl Default for PacingConfig {
+    fn default() -> Self {
+        PacingConfig { enabled: false, ss_ratio: 200, ca_ratio: 120, paced_iw: false }
+    }
+}
+
+impl PacingConfig {
+    pub fn is_off(&self) -> bool {
+        !self.enabled && !self.paced_iw
+    }
+}
+
+/// The window state pacing reads (bytes).
+#[derive(Copy, Clone, Debug)]
+pub struct PaceState {
+    pub cwnd: u64,
+    pub ssthresh: u64,
+    pub flight: u64,
+    pub srtt: Option<SimDuration>,
+}
+
+/// One sender's pacing clock.
+#[derive(Clone, Debug, Default)]
+pub struct Pacer {
+    cfg: PacingConfig,
+    /// Earliest departure of the next paced segment.
+    next_at: Option<SimTime>,
+    /// A segment was held back by pacing (the endpoint must wake at `next_at`).
+    blocked: bool,
+    /// Paced IW: end of its sequence range, its size and the handshake RTT.
+    iw: Option<(u64, u64, SimDuration)>,
+}
+
+impl Pacer {
+    pub fn new(cfg: PacingConfig) -> Self {
+        Pacer { cfg, ..Pacer::default() }
+    }
+
+    /// The connection starts sending its initial window `[seq, seq + iw_bytes)`; `rtt` is the
+    /// handshake's RTT sample, if there is one.
+    pub fn start_iw(&mut self, seq: u64, iw_bytes: u64, rtt: Option<SimDuration>) {
+        self.iw = match (self.cfg.paced_iw, rtt) {
+            (true, Some(r)) if iw_bytes > 0 && r > SimDuration::ZERO => Some((seq + iw_bytes, iw_bytes, r)),
+            _ => None,
+        };
+    }
+
+    /// A new transmission round begins: nothing is held back yet.
+    pub fn begin(&mut self) {
+        self.blocked = false;
+    }
+
+    /// May a segment leave at `now`? If not, the sender is marked blocked until `deadline()`.
+    pub fn ready(&mut self, now: SimTime) -> bool {
+        match self.next_at {
+            Some(t) if t > now => {
+                self.blocked = true;
+                false
+            }
+            _ => true,
+        }
+    }
+
+    /// When the endpoint must wake to send what pacing held back (None: nothing held).
+    pub fn deadline(&self) -> Option<SimTime> {
+        if self.blocked {
+            self.next_at
+        } else {
+            None
+        }
+    }
+
+    /// A segment `[seq, seq + len)` left at `now`: the next may leave one gap later.
+    pub fn on_send(&mut self, now: SimTime, seq: u64, len: u32, st: &PaceState) {
+        let gap = self.gap(seq, len, st);
+        if let Some(g) = gap {
+            // tcp_update_skb_after_send(): wstamp = max(wstamp, now) + len / rate.
+            let from = self.next_at.map_or(now, |t| t.max(now));
+            self.next_at = Some(from + g);
+        } else {
+            self.next_at = None;
+        }
+    }
+
+    /// The gap after sending `len` bytes at `seq`, or None when this departure is not paced.
+    pub fn gap(&self, seq: u64, len: u32, st: &PaceState) -> Option<SimDuration> {
+        if let Some((end, iw_bytes, rtt)) = self.iw {
+            if seq < end {
+                // Paced IW: IW bytes spread over one handshake RTT.
+                return Some(SimDuration::from_nanos(mul_div(len as u64, rtt.as_nanos(), iw_bytes)));
+            }
+        }
+        if !self.cfg.enabled {
+            return None;
+        }
+        let srtt = st.srtt.filter(|s| *s > SimDuration::ZERO)?;
+        // Linux: ss ratio while cwnd < ssthresh / 2 ("approaching the end of slow start" uses ca).
+        let ratio = if st.cwnd < st.ssthresh / 2 { self.cfg.ss_ratio } else { self.cfg.ca_ratio };
+        let window = st.cwnd.max(st.flight);
+        if window == 0 || ratio == 0 {
+            return None;
+        }
+        // gap = len / rate = len × srtt × 100 / (ratio × window)
+        Some(SimDuration::from_nanos(mul_div(len as u64 * 100, srtt.as_nanos(), ratio as u64 * window)))
+    }
+}
+
+/// ⌊a × b / c⌋ without overflow (c > 0).
+fn mul_div(a: u64, b: u64, c: u64) -> u64 {
+    ((a as u128 * b as u128) / c as u128).min(u64::MAX as u128) as u64
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const MSS: u64 = 1000;
+
+    fn ms(x: u64) -> SimDuration {
+        SimDuration::from_millis(x)
+    }
+    fn at(x: u64) -> SimTime {
+        SimTime::ZERO + SimDuration::from_micros(x)
+    }
+    fn st(cwnd: u64, ssthresh: u64, flight: u64, srtt: Option<u64>) -> PaceState {
+        PaceState { cwnd: cwnd * MSS, ssthresh, flight: flight * MSS, srtt: srtt.map(ms) }
+    }
+
+    #[test]
+    fn off_by_default_never_holds_a_segment() {
+        let mut p = Pacer::new(PacingConfig::default());
+        p.start_iw(1, 10 * MSS, Some(ms(100)));
+        for k in 0..20 {
+            assert!(p.ready(at(0)));
+            p.on_send(at(0), 1 + k * MSS, MSS as u32, &st(10, u64::MAX, k, Some(100)));
+        }
+        assert_eq!(p.deadline(), None);
+    }
+
+    #[test]
+    fn slow_start_rate_is_200_percent_of_cwnd_over_srtt() {
+        // Linux tcp_update_pacing_rate(): cwnd 10 < ssthresh/2, srtt 100 ms: rate = 2 × 10 MSS
+        // / 100 ms, so one MSS every 5 ms exactly.
+        let p = Pacer::new(PacingConfig { enabled: true, ..PacingConfig::default() });
+        assert_eq!(p.gap(1, MSS as u32, &st(10, u64::MAX, 0, Some(100))), Some(ms(5)));
+        // cwnd ≥ ssthresh/2 (here 10 ≥ 20/2): the CA ratio, 120 %: 100 ms / 12 = 8.333… ms.
+        assert_eq!(p.gap(1, MSS as u32, &st(10, 20 * MSS, 0, Some(100))), Some(SimDuration::from_nanos(8_333_333)));
+        // max(cwnd, packets out): 20 in flight with cwnd 10 (after a reduction) paces by 20.
+        assert_eq!(p.gap(1, MSS as u32, &st(10, 20 * MSS, 20, Some(100))), Some(SimDuration::from_nanos(4_166_666)));
+        // No RTT sample: no pacing (Linux divides by srtt_us only when it is set).
+        assert_eq!(p.gap(1, MSS as u32, &st(10, u64::MAX, 0, None)), None);
+    }
+
+    #[test]
+    fn departures_follow_max_of_next_and_now_plus_gap() {
+        let mut p = Pacer::new(PacingConfig { enabled: true, ..PacingConfig::default() });
+        let s = st(10, u64::MAX, 0, Some(100));
+        p.begin();
+        assert!(p.ready(at(0)));
+        p.on_send(at(0), 1, MSS as u32, &s);
+        assert!(!p.ready(at(4_999)));
+        assert_eq!(p.deadline(), Some(at(5_000)));
+        p.begin();
+        assert!(p.ready(at(5_000)));
+        p.on_send(at(5_000), 1 + MSS, MSS as u32, &s);
+        // Idle for a while: the next departure is now + gap, no burst credit is kept.
+        p.begin();
+        assert!(p.ready(at(50_000)));
+        p.on_send(at(50_000), 1 + 2 * MSS, MSS as u32, &s);
+        assert!(!p.ready(at(54_000)));
+        assert_eq!(p.deadline(), Some(at(55_000)));
+    }
+
+    #[test]
+    fn paced_iw_spreads_the_first_flight_over_the_handshake_rtt() {
+        // IW 10 over an RTT of 100 ms: one MSS every 10 ms; the 11th byte range is not in the IW
+        // and, with pacing off, leaves unpaced.
+        let mut p = Pacer::new(PacingConfig { paced_iw: true, ..PacingConfig::default() });
+        p.start_iw(1, 10 * MSS, Some(ms(100)));
+        let s = st(10, u64::MAX, 0, Some(100));
+        let mut t = at(0);
+        let mut departures = vec![];
+        for k in 0..10 {
+            p.begin();
+            while !p.ready(t) {
+                t = p.deadline().unwrap();
+                p.begin();
+            }
+            departures.push(t.as_nanos() / 1_000_000);
+            p.on_send(t, 1 + k * MSS, MSS as u32, &s);
+        }
+        assert_eq!(departures, (0..10).map(|k| k * 10).collect::<Vec<_>>());
+        assert_eq!(p.gap(1 + 10 * MSS, MSS as u32, &s), None);
+        // No handshake sample (Karn after a retransmitted SYN-ACK): the IW is not paced.
+        let mut q = Pacer::new(PacingConfig { paced_iw: true, ..PacingConfig::default() });
+        q.start_iw(1, 10 * MSS, None);
+        assert_eq!(q.gap(1, MSS as u32, &s), None);
+    }
+}

@@ -1,0 +1,117 @@
+"""Profile + candidate → a scenario (the data of docs/scenario-format.md).
+
+The network is a dumbbell: `clients` client hosts (one group per population bucket) and as many
+servers, 1 ms access links each way, the bottleneck carrying the rest of the base RTT
+(RTT = 2 × (1 ms + bottleneck delay + 1 ms)); with an RTT range the client access delay is drawn
+per host. The profile's flows are Poisson arrivals (`poisson-flows`) at `load` of the bottleneck,
+their servers using the candidate's policy (`cand`). Background traffic runs between its own
+hosts: UDP at a share, N bulk TCP flows, or Poisson TCP flows with web-search sizes, all with IW 10
+(`bg`). With the harm constraint, half the load is flows of IW 3 (`others`, RFC 2415's
+half-and-half); with the real-time constraint the bottleneck queue is sampled every 10 ms.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from iwlab.advise.candidates import Candidate
+from iwlab.advise.profile import Profile, sizes_cdf
+
+__all__ = ["scenario_data", "FOREGROUND", "OTHERS", "SAMPLE_INTERVAL"]
+
+FOREGROUND = "cand"
+OTHERS = "others"
+SAMPLE_INTERVAL = 0.01
+ACCESS_DELAY = 0.001
+
+# Linux 6.x defaults (MSS 1448 with timestamps, CUBIC + HyStart, SACK + PRR, quick-ACK, min RTO 200 ms, …):
+# the engine's `tcp.profile = "linux"` (docs/scenario-format.md lists every value).
+_LINUX = {"profile": "linux"}
+_RENO = {"mss": 1460, "cc": "reno", "recovery": "newreno", "sack": False,
+         "delayed_ack": {"segments": 2, "timeout": "200ms"}, "initial_rto": "1s", "min_rto": "1s"}
+
+
+def _ms(s: float) -> str:
+    return f"{max(s, 0) * 1e6:.0f}us"
+
+
+def _size(p: Profile) -> Any:
+    if p.sizes.endswith("seg"):
+        return int(p.sizes[:-3]) * p.mss
+    if p.sizes in ("websearch", "datamining"):
+        return {"kind": "empirical", "builtin": p.sizes, "min": p.mss}
+    return {"kind": "empirical", "points": sizes_cdf(p.sizes)}
+
+
+def tcp_table(p: Profile) -> dict[str, Any]:
+    """The `[tcp]` table of the profile's flavour (Linux-like CUBIC + SACK, or RFC Reno)."""
+    return dict(_LINUX if p.tcp == "linux" else _RENO)
+
+
+def scenario_data(p: Profile, cand: Candidate, name: str = "advise") -> dict[str, Any]:
+    one_way = p.rtt_s / 2
+    bn_delay = one_way - 2 * ACCESS_DELAY
+    bn: dict[str, Any] = {"rate": f"{p.rate_bps}bps", "delay": _ms(bn_delay),
+                          "queue": {"kind": "drop-tail", "limit": f"{p.buffer_packets()}pkt"}}
+    if p.loss > 0:
+        bn["loss"] = {"kind": "random", "p": p.loss, "direction": "reverse"}
+    access = {"rate": "1Gbps", "delay": _ms(ACCESS_DELAY)}
+    left: list[dict[str, Any]] = []
+    buckets = p.buckets or ()
+    if buckets:
+        for i, b in enumerate(buckets):
+            acc: dict[str, Any] = {"rate": f"{b.rate_bps}bps", "delay": _ms(ACCESS_DELAY)}
+            if b.rtt_s is not None:
+                acc["delay"] = _ms(b.rtt_s / 2 - bn_delay - ACCESS_DELAY)
+            left.append({"name": f"clients{i}", "count": max(1, round(p.clients * b.share)), "access": acc})
+    else:
+        acc = dict(access)
+        if p.rtt_hi_s is not None:
+            # The clients' RTT uniform in [rtt, rtt_hi]: the extra one-way delay on their access link.
+            acc["delay"] = {"kind": "uniform", "lo": ACCESS_DELAY * 1e3,
+                            "hi": (ACCESS_DELAY + (p.rtt_hi_s - p.rtt_s) / 2) * 1e3, "unit": "ms"}
+        left.append({"name": "clients", "count": p.clients, "access": acc})
+    right = [{"name": "servers", "count": p.clients, "access": access}]
+    policies: dict[str, Any] = {FOREGROUND: dict(cand.policy), "iw3": {"kind": "fixed", "segments": 3},
+                                "bg": {"kind": "fixed", "segments": 10}}
+    apps: list[dict[str, Any]] = []
+    app_tcp: dict[str, Any] = dict(cand.tcp)
+    harm = p.constraints.harm_pct is not None
+    share = 0.5 if harm else 1.0
+    for g in left:
+        frac = g["count"] / sum(x["count"] for x in left)
+        for who, policy in ((FOREGROUND, FOREGROUND), (OTHERS, "iw3")) if harm else ((FOREGROUND, FOREGROUND),):
+            app = {"kind": "poisson-flows", "name": f"{who}-{g['name']}", "clients": g["name"], "servers": "servers",
+                   "count": g["count"], "mapping": "modulo", "size": _size(p), "load": round(p.load * share * frac, 9),
+                   "request": "100B", "server_iw": policy, "client_iw": policy}
+            tcp = dict(app_tcp) if who == FOREGROUND else {}
+            if tcp:
+                app["tcp"] = tcp
+            apps.append(app)
+    bg = p.background
+    if bg.kind != "none":
+        n = bg.flows if bg.kind == "tcp" else 1
+        left.append({"name": "bg-sinks", "count": n, "access": access})
+        right.append({"name": "bg-sources", "count": n, "access": access})
+        common = {"clients": "bg-sinks", "servers": "bg-sources", "count": n, "server_iw": "bg", "client_iw": "bg"}
+        if bg.kind == "udp":
+            apps.append({"kind": "udp", "name": "background", "clients": "bg-sinks", "servers": "bg-sources",
+                         "count": 1, "rate": f"{bg.share * 100:g}%", "payload": "1472B"})
+        elif bg.kind == "tcp":
+            apps.append({"kind": "bulk", "name": "background", **common, "mapping": "distinct"})
+        else:
+            apps.append({"kind": "poisson-flows", "name": "background", **common,
+                         "size": {"kind": "empirical", "builtin": "websearch", "min": p.mss}, "load": bg.share})
+    data: dict[str, Any] = {
+        "name": name,
+        "description": f"iwlab advise: candidate {cand.name}",
+        "duration": f"{p.duration_s:g}s",
+        "warmup": f"{p.warmup_s:g}s",
+        "topology": {"kind": "dumbbell", "bottleneck": bn, "left": left, "right": right},
+        "tcp": tcp_table(p),
+        "iw": {"default": FOREGROUND, "policies": policies},
+        "apps": apps,
+    }
+    if p.constraints.voip_ms is not None:
+        data["sample_interval"] = f"{SAMPLE_INTERVAL * 1e3:g}ms"
+    return data

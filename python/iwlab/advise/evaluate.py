@@ -1,0 +1,103 @@
+"""One run → the few numbers the advisor compares (computed where the run happened, so a
+worker or a Dask node sends back a small dict, not the records).
+
+The run itself goes through the sweep machinery (`iwlab.sweep._Task`, `_execute`), exactly as
+`iwlab sweep` runs it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from io import BytesIO
+from typing import Any
+
+import numpy as np
+
+__all__ = ["EvalSpec", "evaluate", "METRICS", "sweep_module"]
+
+METRICS = ("fct_mean", "fct_median", "fct_p95", "fct_p99")
+
+
+@dataclass(frozen=True)
+class EvalSpec:
+    min_size: int | None = None
+    max_size: int | None = None
+    rate_bps: int = 0
+    voip: bool = False
+    #: indices of the applications whose flows are the candidate's, and of the IW-3 flows sharing the link
+    apps: tuple[int, ...] = (0,)
+    others: tuple[int, ...] = ()
+
+    @classmethod
+    def of(cls, data: dict[str, Any], **kw: Any) -> EvalSpec:
+        """The spec for a scenario made by `build.scenario_data` (apps found by name)."""
+        from iwlab.advise.build import FOREGROUND, OTHERS
+
+        names = [a.get("name", "") for a in data["apps"]]
+        return cls(apps=tuple(i for i, n in enumerate(names) if n.startswith(f"{FOREGROUND}-")),
+                   others=tuple(i for i, n in enumerate(names) if n.startswith(f"{OTHERS}-")), **kw)
+
+
+def sweep_module() -> Any:
+    """The module `iwlab.sweep` (the package attribute of that name is the function `iwlab.sweep`)."""
+    import importlib
+
+    return importlib.import_module("iwlab.sweep")
+
+
+def _stats(x: np.ndarray) -> dict[str, float]:
+    if x.size == 0:
+        return {m: float("nan") for m in METRICS}
+    return {"fct_mean": float(np.mean(x)), "fct_median": float(np.median(x)),
+            "fct_p95": float(np.percentile(x, 95)), "fct_p99": float(np.percentile(x, 99))}
+
+
+def reduce(flows: Any, links: Any, queues: Any, spec: EvalSpec) -> dict[str, float]:
+    """Per-run figures: completion-time statistics and retransmission rate of the candidate's
+    flows (completed, after the warm-up, in the size range), the mean completion time of the
+    IW-3 flows sharing the link, and the p99 queueing delay at the bottleneck (R → L)."""
+    f = flows[~flows["in_warmup"].to_numpy(dtype=bool, na_value=False)]
+    app = f["app"].to_numpy(dtype=np.int64, na_value=-1)
+    size = f["response_bytes"].to_numpy(dtype=float, na_value=np.nan)
+    done = f["completed"].to_numpy(dtype=bool, na_value=False)
+    fct = f["completion"].to_numpy(dtype=float, na_value=np.nan)
+    mine = np.isin(app, spec.apps)
+    in_range = np.ones(len(f), dtype=bool)
+    if spec.min_size is not None:
+        in_range &= size >= spec.min_size
+    if spec.max_size is not None:
+        in_range &= size <= spec.max_size
+    sel = mine & in_range
+    out: dict[str, float] = _stats(fct[sel & done])
+    out["flows"] = float(sel.sum())
+    out["completed"] = float((sel & done).sum() / sel.sum()) if sel.sum() else float("nan")
+    segs = f["data_segments"].to_numpy(dtype=float, na_value=0)[mine]
+    rtx = f["retransmits"].to_numpy(dtype=float, na_value=0)[mine]
+    out["retransmit_rate"] = float(rtx.sum() / segs.sum()) if segs.sum() else float("nan")
+    out["timeouts"] = float(f["timeouts"].to_numpy(dtype=float, na_value=0)[mine].sum())
+    iw = f["iw_segments"].to_numpy(dtype=float, na_value=np.nan)[mine]
+    out["iw_segments"] = float(np.nanmean(iw)) if iw.size and np.isfinite(iw).any() else float("nan")
+    others = np.isin(app, spec.others) & done
+    out["others_fct_mean"] = float(np.mean(fct[others])) if others.any() else float("nan")
+    out["queue_delay_p99"] = float("nan")
+    if spec.voip and len(queues) and len(links):
+        row = links[(links["from"] == "router-right") & (links["to"] == "router-left")]
+        if len(row):
+            port = int(row["port"].iloc[0])
+            q = queues[queues["port"] == port]["bytes"].to_numpy(dtype=float, na_value=np.nan)
+            if q.size:
+                out["queue_delay_p99"] = float(np.percentile(q, 99) * 8 / spec.rate_bps)
+    return out
+
+
+def evaluate(task: Any, spec: EvalSpec) -> dict[str, Any]:
+    """Runs one sweep task and reduces it (in a worker process or on a Dask worker)."""
+    import pandas as pd
+
+    sweep = sweep_module()
+
+    payload = sweep._execute(task)
+    tables = {n: pd.read_parquet(BytesIO(payload["tables"][n]), dtype_backend="pyarrow") for n in ("flows", "links", "queues")}
+    out = reduce(tables["flows"], tables["links"], tables["queues"], spec)
+    return {"run_id": task.run_id, "point": task.point, "seed": task.seed,
+            "wall_seconds": payload["meta"]["wall_seconds"], **out}

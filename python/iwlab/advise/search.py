@@ -1,0 +1,348 @@
+"""The racing search: every candidate starts with a few seeds; after each round a candidate whose
+paired confidence interval (its objective minus the current best's, seed by seed — the same seeds,
+so the same flow arrivals and sizes) lies entirely above zero is dropped, as is one that violates a
+constraint with confidence; the survivors get twice the seeds. It stops when one candidate is left
+(the best is separated), when the seeds reach `max_seeds` with several left (they are
+indistinguishable at that precision), or when the budget is spent — and says which. When a
+round does not fit in what is left of the budget, the worse half of the survivors is dropped
+first (successive halving) until it fits.
+
+Runs go through the sweep machinery (`iwlab.sweep._Task` / `_execute`) in a pool of local
+processes kept for the whole search, or on a Dask cluster.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import re
+import time
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from iwlab.advise.candidates import Candidate
+from iwlab.advise.evaluate import EvalSpec, sweep_module, evaluate
+
+__all__ = ["Budget", "Runner", "race", "RaceState", "t_interval"]
+
+CONFIDENCE = 0.95
+
+
+@dataclass(frozen=True)
+class Budget:
+    """`--budget`: a number of runs (`200runs`, `200`) or seconds of wall time (`120s`, `2min`)."""
+
+    runs: int | None = None
+    seconds: float | None = None
+
+    @classmethod
+    def parse(cls, text: str | int | None) -> Budget:
+        if text is None:
+            return cls()
+        if isinstance(text, int) and not isinstance(text, bool):
+            if text < 1:
+                raise ValueError(f"budget = {text} is not allowed; expected >= 1 run")
+            return cls(runs=text)
+        t = str(text).strip().lower()
+        m = re.fullmatch(r"([0-9]+)\s*(runs?)?", t)
+        if m and int(m.group(1)) >= 1:
+            return cls(runs=int(m.group(1)))
+        m = re.fullmatch(r"([0-9]*\.?[0-9]+)\s*(s|sec|min|m|h)", t)
+        if m and float(m.group(1)) > 0:
+            k = {"s": 1, "sec": 1, "min": 60, "m": 60, "h": 3600}[m.group(2)]
+            return cls(seconds=float(m.group(1)) * k)
+        raise ValueError(f"budget = {text!r} is not allowed; expected runs ('200runs', '200') or a time "
+                         "('120s', '2min') > 0")
+
+    def label(self) -> str:
+        if self.runs is not None:
+            return f"{self.runs} runs"
+        if self.seconds is not None:
+            return f"{self.seconds:g} s"
+        return "unlimited"
+
+
+def t_interval(x: np.ndarray, confidence: float = CONFIDENCE) -> tuple[float, float, float]:
+    """Mean and Student-t confidence interval of the finite values of `x` (NaN CI below two values)."""
+    x = np.asarray(x, dtype=float)
+    x = x[np.isfinite(x)]
+    if x.size == 0:
+        return float("nan"), float("nan"), float("nan")
+    m = float(np.mean(x))
+    if x.size < 2:
+        return m, float("nan"), float("nan")
+    from scipy.stats import t
+
+    h = float(t.ppf(0.5 + confidence / 2, x.size - 1) * np.std(x, ddof=1) / math.sqrt(x.size))
+    return m, m - h, m + h
+
+
+class Runner:
+    """Runs tasks in local processes (kept across rounds) or on a Dask cluster."""
+
+    def __init__(self, jobs: int | None = None, dask: Any = None):
+        self.jobs = jobs or os.cpu_count() or 1
+        self.client = None
+        self.own_client = False
+        self.pool = None
+        if dask is not None:
+            from distributed import Client
+
+            self.own_client = not isinstance(dask, Client)
+            self.client = Client(dask) if self.own_client else dask
+        elif self.jobs > 1:
+            from concurrent.futures import ProcessPoolExecutor
+            from multiprocessing import get_context
+
+            sweep = sweep_module()
+
+            self.pool = ProcessPoolExecutor(max_workers=self.jobs, mp_context=get_context("spawn"),
+                                            initializer=sweep._orphan_guard, initargs=(os.getpid(),))
+
+    def map(self, tasks: Sequence[Any], spec: EvalSpec) -> Iterator[dict[str, Any]]:
+        if not tasks:
+            return
+        if self.client is not None:
+            from distributed import as_completed
+
+            futs = self.client.map(evaluate, list(tasks), [spec] * len(tasks), pure=False,
+                                   key=[f"iwlab-advise-{t.run_id}-{i}" for i, t in enumerate(tasks)])
+            for fut in as_completed(futs):
+                yield fut.result()
+        elif self.pool is not None:
+            from concurrent.futures import as_completed as done
+
+            futs = [self.pool.submit(evaluate, t, spec) for t in tasks]
+            try:
+                for fut in done(futs):
+                    yield fut.result()
+            finally:
+                for fut in futs:
+                    fut.cancel()
+        else:
+            for t in tasks:
+                yield evaluate(t, spec)
+
+    def close(self) -> None:
+        if self.pool is not None:
+            self.pool.shutdown(wait=True, cancel_futures=True)
+            self.pool = None
+        if self.client is not None and self.own_client:
+            self.client.close()
+        self.client = None
+
+
+@dataclass
+class RaceState:
+    """What the search knows: per-run rows, each candidate's status, the rounds, why it stopped."""
+
+    rows: list[dict[str, Any]] = field(default_factory=list)
+    status: dict[str, str] = field(default_factory=dict)  # "racing" or why it was dropped
+    dropped_in: dict[str, int] = field(default_factory=dict)
+    rounds: list[dict[str, Any]] = field(default_factory=list)
+    stop_reason: str = ""
+    stop_detail: str = ""
+    #: why a candidate still races: a constraint not yet decided, or a tie with the best
+    open: dict[str, str] = field(default_factory=dict)
+    best: str = ""
+    runs: int = 0
+    seconds: float = 0.0
+
+
+def _matrix(rows: list[dict[str, Any]], names: Sequence[str], col: str) -> dict[str, dict[int, float]]:
+    """candidate → seed → value. A completion-time statistic that is undefined because no flow in
+    the objective's range completed counts as +inf (the worst); a seed without any such flow
+    (the same for every candidate: common arrivals) is left out."""
+    out: dict[str, dict[int, float]] = {n: {} for n in names}
+    for r in rows:
+        if r["candidate"] in out:
+            v = r.get(col, float("nan"))
+            if not np.isfinite(v) and col.startswith("fct"):
+                if not r.get("flows", 1):
+                    continue
+                v = float("inf")
+            out[r["candidate"]][r["seed"]] = v
+    return out
+
+
+def _paired(a: dict[int, float], b: dict[int, float]) -> np.ndarray:
+    seeds = sorted(set(a) & set(b))
+    d = np.array([a[s] - b[s] for s in seeds], dtype=float)
+    both_inf = np.array([np.isinf(a[s]) and np.isinf(b[s]) for s in seeds], dtype=bool)
+    d[both_inf] = 0.0
+    return d
+
+
+def race(candidates: Sequence[Candidate], make_task: Callable[[Candidate, int], Any], spec: EvalSpec,
+         objective: str, constraint_checks: Sequence[tuple[str, str, float, Callable[[dict[str, Any], dict[str, Any]], float]]],
+         baseline: str | None, budget: Budget, runner: Runner, n0: int = 3, max_seeds: int = 24,
+         progress: bool = True) -> RaceState:
+    """Races `candidates` on `objective` (a column of the per-run figures, lower is better).
+
+    `constraint_checks` are (name, column, limit, f(run, baseline_run) → excess over the baseline);
+    a candidate whose excess has a CI entirely above the limit is dropped; the best is chosen among
+    candidates whose mean excess is within the limit. `baseline` (IW 3) is run with every seed any
+    candidate gets, and never dropped while constraints need it."""
+    from tqdm import tqdm
+
+    names = [c.name for c in candidates]
+    by_name = {c.name: c for c in candidates}
+    # Ties go to the more conservative candidate: the smaller IW, unpaced, then by name.
+    modesty = {c.name: (c.iw_segments, bool(c.tcp), c.name) for c in candidates}
+    st = RaceState(status={n: "racing" for n in names})
+    have: dict[str, int] = {n: 0 for n in names}
+    keep_baseline = baseline is not None and bool(constraint_checks)
+    t0 = time.perf_counter()
+    per_run = None  # seconds of wall time per run, measured
+    target = n0
+    bar = tqdm(total=0, desc="advise", unit="run", disable=not progress, dynamic_ncols=True)
+    try:
+        for rnd in range(64):
+            active = [n for n in names if st.status[n] == "racing"]
+            need = [n for n in active if have[n] < target]
+            if keep_baseline and baseline not in need and have[baseline] < target:
+                need.append(baseline)
+            tasks = [(n, s) for n in need for s in range(have[n] + 1, target + 1)]
+            if rnd == 0 and budget.runs is not None and len(tasks) > budget.runs:
+                raise ValueError(f"budget = {budget.runs} runs is not allowed for {len(need)} candidates: the first round "
+                                 f"alone needs {len(tasks)} ({len(need)} × {n0} seeds); expected >= {len(tasks)} runs, "
+                                 "or fewer --candidates")
+            # Budget: drop the worse half of the survivors (successive halving) until the round fits.
+            left = _left(budget, st.runs, time.perf_counter() - t0, per_run, runner.jobs)
+            halved = False
+            while left is not None and len(tasks) > left and rnd > 0:
+                ranked = _ranked(st, active, objective)
+                worse = [n for n in ranked[(len(ranked) + 1) // 2:]
+                         if n != st.best and not (keep_baseline and n == baseline)]
+                if len(ranked) <= 2 or not worse:
+                    break
+                for n in worse:
+                    st.status[n] = "dropped by successive halving (budget)"
+                    st.dropped_in[n] = rnd
+                active = [n for n in names if st.status[n] == "racing"]
+                need = [n for n in active if have[n] < target] + (
+                    [baseline] if keep_baseline and baseline not in active and have[baseline] < target else [])
+                tasks = [(n, s) for n in need for s in range(have[n] + 1, target + 1)]
+                halved = True
+            if left is not None and (len(tasks) > left or left <= 0) and rnd > 0:
+                st.stop_reason = "budget"
+                rest = [n for n in _ranked(st, active, objective) if n != st.best]
+                st.stop_detail = (f"budget of {budget.label()} spent with {st.best} not separated: "
+                                  + "; ".join(f"{n}: {st.open.get(n, 'tied')}" for n in rest))
+                break
+            if not tasks:
+                st.stop_reason = "separated"
+                break
+            rivals = _ranked(st, active, objective)[:2] if rnd else []
+            what = f"{rivals[0]} vs {rivals[1]}" if len(rivals) == 2 else "first look"
+            bar.set_description(f"round {rnd + 1}: {len(active)} candidates, {target} seeds; deciding {what}")
+            bar.total += len(tasks)
+            bar.refresh()
+            r0 = time.perf_counter()
+            runs = [make_task(by_name[n], s) for n, s in tasks]
+            for res in runner.map(runs, spec):
+                st.rows.append({"candidate": res["point"]["candidate"], **{k: v for k, v in res.items() if k != "point"}})
+                bar.update(1)
+            st.runs += len(tasks)
+            wall = time.perf_counter() - r0
+            per_run = wall / len(tasks)
+            for n in need:
+                have[n] = target
+            dropped = _eliminate(st, active, objective, constraint_checks, baseline, rnd, modesty)
+            st.rounds.append({"round": rnd + 1, "seeds": target, "candidates": len(active), "runs": len(tasks),
+                              "seconds": wall, "best": st.best, "dropped": ", ".join(dropped),
+                              "halved": halved})
+            active = [n for n in names if st.status[n] == "racing"]
+            if len(active) <= 1:
+                st.stop_reason = "separated"
+                st.stop_detail = f"{st.best} is separated from every other candidate at {target} seeds"
+                break
+            if target >= max_seeds:
+                st.stop_reason = "max-seeds"
+                left = [n for n in _ranked(st, active, objective) if n != st.best]
+                st.stop_detail = (f"{st.best} is not separated at {target} seeds: "
+                                  + "; ".join(f"{n}: {st.open.get(n, 'tied')}" for n in left))
+                break
+            target = min(2 * target, max_seeds)
+    finally:
+        bar.close()
+    if not st.stop_detail and st.stop_reason == "separated":
+        st.stop_detail = f"{st.best} is separated from every other candidate"
+    st.seconds = time.perf_counter() - t0
+    return st
+
+
+def _left(budget: Budget, runs: int, elapsed: float, per_run: float | None, jobs: int) -> int | None:
+    if budget.runs is not None:
+        return budget.runs - runs
+    if budget.seconds is not None:
+        if per_run is None:
+            return None
+        return int((budget.seconds - elapsed) / per_run)
+    return None
+
+
+def _means(st: RaceState, names: Sequence[str], col: str) -> dict[str, float]:
+    m = _matrix(st.rows, names, col)
+    return {n: (float(np.mean(list(v.values()))) if v else float("inf")) for n, v in m.items()}
+
+
+def _ranked(st: RaceState, names: Sequence[str], col: str) -> list[str]:
+    means = _means(st, names, col)
+    return sorted(names, key=lambda n: (means[n], n != st.best))
+
+
+def _eliminate(st: RaceState, active: list[str], objective: str, checks: Sequence[Any], baseline: str | None,
+               rnd: int, modesty: dict[str, tuple[Any, ...]]) -> list[str]:
+    by_seed: dict[str, dict[int, dict[str, Any]]] = {}
+    for r in st.rows:
+        by_seed.setdefault(r["candidate"], {})[r["seed"]] = r
+    feasible = []
+    dropped = []
+    st.open = {}
+    for n in active:
+        ok = True
+        for cname, _col, limit, excess in checks:
+            if baseline is None or baseline not in by_seed or n == baseline:
+                continue
+            seeds = sorted(set(by_seed[n]) & set(by_seed[baseline]))
+            x = np.array([excess(by_seed[n][s], by_seed[baseline][s]) for s in seeds], dtype=float)
+            m, lo, _hi = t_interval(x)
+            if np.isfinite(lo) and lo > limit:
+                st.status[n] = f"violates {cname}: {m:.3g} (CI low {lo:.3g}) > {limit:g}"
+                st.dropped_in[n] = rnd + 1
+                dropped.append(n)
+                ok = False
+                break
+            if np.isfinite(m) and m > limit:
+                st.open[n] = f"{cname} {m:.3g} over the limit {limit:g}, not yet with confidence (CI low {lo:.3g})"
+                ok = False
+        if ok:
+            feasible.append(n)
+    alive = [n for n in active if st.status[n] == "racing"]
+    pool = feasible or ([baseline] if baseline in alive else alive)
+    means = _means(st, pool, objective)
+    st.best = min(pool, key=lambda n: (means[n], modesty[n]))
+    mat = _matrix(st.rows, alive, objective)
+    for n in alive:
+        if n == st.best or (n == baseline and checks):
+            continue
+        d = _paired(mat[n], mat[st.best])
+        if d.size >= 2 and np.all(d == 0):
+            st.status[n] = f"identical to {st.best} on every seed"
+        else:
+            m, lo, hi = t_interval(d)
+            st.open.setdefault(n, f"tied with {st.best}: difference {m * 1e3:+.1f} ms (95 % CI {lo * 1e3:+.1f}…"
+                                  f"{hi * 1e3:+.1f} ms)")
+            if np.isfinite(lo) and lo > 0:
+                st.status[n] = f"worse than {st.best}: +{m:.4g} s (95 % CI {lo:.4g}…{hi:.4g})"
+            elif np.isinf(m) and m > 0:
+                st.status[n] = "completes no flow in the objective's range"
+            else:
+                continue
+        st.dropped_in[n] = rnd + 1
+        dropped.append(n)
+    return dropped

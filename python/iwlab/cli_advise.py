@@ -1,0 +1,128 @@
+"""`iwlab advise`: recommend an initial window (or IW policy) for a network profile."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated, Optional
+
+import typer
+
+EXAMPLE = """\
+Recommend an initial window (or IW policy) for a network and a workload, with evidence: every
+candidate's completion time with its 95 % CI, a Pareto figure, a sensitivity check, a policy file
+for `iwlab apply` and the equivalent `ip route … initcwnd N` line.
+
+\b
+Example (about half a minute on 2 cores):
+  iwlab advise --rate 2Mbps --rtt 100ms --buffer 25pkt --background udp:60% \\
+      --sizes 9seg --candidates fixed:3,10,16 --candidates paced:10 \\
+      --duration 20s --budget 80runs --out out/advice
+
+\b
+PROFILE is an optional TOML file with the same keys (docs/advise.md); flags override it.
+Candidates: fixed[:N,…] rfc3390 rfc6928 size-based[:THETA/V,…] paced[:N,…] adaptive[:KIND,…]
+(default: all). Budget: runs (200runs) or wall time (120s).
+"""
+
+
+def advise(
+    profile: Annotated[Optional[Path], typer.Argument(help="Profile TOML file (optional).")] = None,
+    rate: Annotated[Optional[str], typer.Option(help="Bottleneck rate, e.g. 2Mbps.")] = None,
+    rtt: Annotated[Optional[str], typer.Option(help="Base RTT (100ms) or a range LO-HI (50ms-300ms).")] = None,
+    buffer: Annotated[Optional[str], typer.Option(help="Bottleneck buffer: packets (25pkt) or time (50ms).")] = None,
+    background: Annotated[Optional[str], typer.Option(
+        help="none | udp:60% | tcp:N (long-lived flows) | poisson-tcp:60%.")] = None,
+    loss: Annotated[Optional[str], typer.Option(help="Random loss probability (0.01 or 1%).")] = None,
+    sizes: Annotated[Optional[str], typer.Option(
+        help="Flow sizes: Nseg | websearch | datamining | FILE.csv (sizes, or value,cdf lines).")] = None,
+    load: Annotated[Optional[str], typer.Option(help="The flows' share of the bottleneck (10%).")] = None,
+    tcp: Annotated[Optional[str], typer.Option(
+        help="TCP flavour: linux (tcp.profile = linux: CUBIC, HyStart, SACK, PRR, quick-ACK, min RTO 200 ms, MSS 1448, "
+             "timestamps) or reno (RFC defaults: NewReno, no SACK, min RTO 1 s, MSS 1460).")] = None,
+    clients: Annotated[Optional[int], typer.Option(help="Client hosts (RTT draws with a range).")] = None,
+    duration: Annotated[Optional[str], typer.Option(help="Simulated time per run (30s).")] = None,
+    objective: Annotated[Optional[str], typer.Option(help="mean | median | p95 | p99 completion time.")] = None,
+    min_size: Annotated[Optional[str], typer.Option(help="Objective over flows of at least this size.")] = None,
+    max_size: Annotated[Optional[str], typer.Option(help="Objective over flows of at most this size.")] = None,
+    max_retransmit_pp: Annotated[Optional[float], typer.Option(
+        help="Constraint: retransmission rate at most this many percentage points over IW 3.")] = None,
+    max_harm_pct: Annotated[Optional[float], typer.Option(
+        help="Constraint: IW-3 flows sharing the link slow down by at most this %.")] = None,
+    max_voip_ms: Annotated[Optional[float], typer.Option(
+        help="Constraint: a real-time flow's p99 one-way delay grows by at most this many ms.")] = None,
+    candidates: Annotated[Optional[list[str]], typer.Option(
+        "--candidates", "-c", help="KIND[:ARGS], repeatable (default: all kinds).")] = None,
+    budget: Annotated[str, typer.Option(help="Runs (200runs) or wall time (120s).")] = "120s",
+    seeds: Annotated[int, typer.Option(help="Seeds per candidate in the first round.", min=2)] = 3,
+    max_seeds: Annotated[int, typer.Option(help="At most this many seeds per candidate.", min=2)] = 24,
+    jobs: Annotated[Optional[int], typer.Option("--jobs", "-j", help="Local worker processes [all cores].",
+                                                min=1)] = None,
+    dask: Annotated[Optional[str], typer.Option(help="Run on a Dask cluster: tcp://host:port.")] = None,
+    sensitivity: Annotated[bool, typer.Option("--sensitivity/--no-sensitivity",
+                                              help="Check the answer at half/double RTT and buffer.")] = True,
+    prefix: Annotated[str, typer.Option(
+        help="Destination prefix of the policy file's route (CIDR, or default).")] = "default",
+    out: Annotated[Optional[Path], typer.Option("--out", "-o", help="Write advice.json, policy.toml, "
+                                                "report.html, pareto.png, runs.parquet here.")] = None,
+    from_watch: Annotated[Optional[Path], typer.Option(
+        "--from-watch", help="iwlab watch's state file: one profile per measured prefix (RTT, retransmission rate, "
+                             "mean flow size), one recommendation each, one policy file.")] = None,
+    netns: Annotated[Optional[str], typer.Option(help="With --from-watch: the watched namespace [root].")] = None,
+    json_: Annotated[bool, typer.Option("--json", help="Print one JSON object (recommended, candidates, …).")] = False,
+    progress: Annotated[Optional[bool], typer.Option("--progress/--no-progress",
+                                                     help="Progress bar [on unless --json].")] = None,
+) -> None:
+    """Recommend an IW for a network profile (see the example above)."""
+    from iwlab.advise.advisor import advise as run_advise
+    from iwlab.advise.profile import Profile, ProfileError
+    from iwlab.scenario import ScenarioError
+
+    flags = {"rate": rate, "rtt": rtt, "buffer": buffer, "background": background, "loss": loss, "sizes": sizes,
+             "load": load, "tcp": tcp, "clients": clients, "duration": duration, "objective": objective,
+             "min_size": min_size, "max_size": max_size, "max_retransmit_pp": max_retransmit_pp,
+             "max_harm_pct": max_harm_pct, "max_voip_ms": max_voip_ms}
+    try:
+        base = Profile.from_toml(profile) if profile is not None else None
+        p = Profile.from_flags(base, **{k: v for k, v in flags.items() if v is not None})
+        if from_watch is not None:
+            _from_watch(from_watch, p, netns, out, json_, candidates=candidates, budget=budget, jobs=jobs, dask=dask,
+                        seeds=seeds, max_seeds=max_seeds, sensitivity=sensitivity,
+                        progress=not json_ if progress is None else progress)
+            return
+        a = run_advise(p, candidates=candidates, budget=budget, jobs=jobs, dask=dask, seeds=seeds,
+                       max_seeds=max_seeds, sensitivity=sensitivity, prefix=prefix,
+                       progress=not json_ if progress is None else progress)
+    except (ProfileError, ScenarioError, ValueError) as e:
+        typer.echo(f"error: {' '.join(str(e).split())}", err=True)
+        raise typer.Exit(2) from None
+    except OSError as e:
+        typer.echo(f"error: {e.filename}: {e.strerror}" if e.filename else f"error: {e}", err=True)
+        raise typer.Exit(2) from None
+    if out is not None:
+        written = a.write(out)
+    if json_:
+        typer.echo(a.to_json())
+    else:
+        typer.echo(a.summary())
+        if out is not None:
+            typer.echo(f"\nwritten: {', '.join(str(p) for p in written.values())}")
+
+
+def _from_watch(state: Path, p, netns: Optional[str], out: Optional[Path], json_: bool, **kw) -> None:
+    import json
+    import re
+
+    from iwlab.advise.watch import advise_watch
+
+    w = advise_watch(state, p, netns, **kw)
+    if out is not None:
+        out.mkdir(parents=True, exist_ok=True)
+        (out / "policy.toml").write_text(w.policy_file)
+        (out / "advice.json").write_text(json.dumps(w.to_dict(), indent=2, default=str) + "\n")
+        for prefix, a in w.advice.items():
+            a.write(out / re.sub(r"[^\w.-]", "_", prefix))
+    typer.echo(json.dumps(w.to_dict(), indent=2, default=str) if json_ else w.summary())
+
+
+def register(app: typer.Typer) -> None:
+    app.command("advise", help=EXAMPLE)(advise)
