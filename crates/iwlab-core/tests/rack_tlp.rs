@@ -73,7 +73,7 @@ fn nine_segments(cfg: &TcpConfig, drop: &[u64]) -> (SimDuration, iwlab_core::tcp
     p.sim.add_app(Box::new(app), SimTime::ZERO);
     run(&mut p.sim, at(ms(30_000)));
     let t = done.lock().unwrap().expect("completed");
-    (t - SimTime::ZERO, p.sim.core.conns[0].server.sender.stats.clone())
+    (t - SimTime::ZERO, p.sim.core.conns[0].server().sender)
 }
 
 #[test]
