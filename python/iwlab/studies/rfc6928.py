@@ -541,7 +541,7 @@ def ledger() -> list[Any]:
               "latency improvement in the 0–56 and 56–256 kb/s buckets, %", Between(10.0, 20.0),
               tuple(Check(f"{p}, {b}", Ref("latency_by_bandwidth", b, f"{p} improvement %")) for p in pops
                     for b in BW_LABELS[:2]), ("latency_by_bandwidth", "fig_improvement"), "%", "10–20 %"),
-        Claim("10-no-harm", "RFC 6928 §10.1", "§10.1, p. 12",
+        Claim("10-no-harm", "RFC 6928 §10.2", "§10.2, p. 12",
               "No bandwidth or BDP class gets slower with IW10: latency improves in every bucket.",
               "latency improvement per bandwidth and BDP bucket, %", Direction(">", 0.0),
               tuple(Check(f"{p}, {b}", Ref(t, b, f"{p} improvement %")) for p in pops
