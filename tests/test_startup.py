@@ -1,5 +1,6 @@
 """Start-up stays light (issue 12 item 6): `import iwlab` and the quick commands import no
-pandas, pyarrow, matplotlib, dask or pydantic models; `iwlab.run` still gives DataFrames, built
+pandas, pyarrow, matplotlib, dask or pydantic (typer < 0.29 in pyproject.toml: 0.29 coerces every
+parameter through pydantic); `iwlab.run` still gives DataFrames, built
 on first access. Timings are in bench/README.md (bench/startup.py), not asserted here."""
 
 from __future__ import annotations
@@ -13,7 +14,8 @@ import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 BENCH_A = ROOT / "bench" / "scenarios" / "bulk.toml"
-HEAVY = ("pandas", "pyarrow", "matplotlib", "dask", "numpy", "scipy", "iwlab.scenario", "iwlab.api", "iwlab.sweep")
+HEAVY = ("pandas", "pyarrow", "matplotlib", "dask", "numpy", "scipy", "pydantic", "iwlab.scenario", "iwlab.api",
+         "iwlab.sweep")
 
 
 def imported_after(code: str, *argv: str) -> dict:
