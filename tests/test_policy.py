@@ -262,3 +262,13 @@ def test_cli_run_with_the_issues_minimal_policy_file(tmp_path):
     p.write_text(MINIMAL.replace("10.77.2.0/24", "10.77.2.0/33"))
     r = subprocess.run([str(iwlab_bin), "run", "congested-links", "--policy", str(p)], capture_output=True, text=True)
     assert r.returncode == 2 and f"{p}:5: routes[0].prefix" in r.stderr
+
+
+def test_the_emulator_refuses_routes_instead_of_ignoring_them():
+    import iwlab
+    from iwlab.emulate.plan import PlanError, build_plan
+    from iwlab.policy import with_policy
+
+    sc = with_policy(iwlab.load("congested-links"), parse_policy(MINIMAL))
+    with pytest.raises(PlanError, match="iw.routes"):
+        build_plan(sc, pid=1)

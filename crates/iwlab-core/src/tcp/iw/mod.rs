@@ -169,24 +169,10 @@ pub enum IwImpl {
     Routed(Box<Routed>),
 }
 
+/// Runs `$e` with `$p` bound to the implementation inside `$imp` (`&self.imp` or `&mut self.imp`).
 macro_rules! each_iw {
-    ($self:ident, $p:ident => $e:expr) => {
-        match &mut $self.imp {
-            IwImpl::Fixed($p) => $e,
-            IwImpl::Rfc3390($p) => $e,
-            IwImpl::Rfc6928($p) => $e,
-            IwImpl::Rfc6928Fallback($p) => $e,
-            IwImpl::SizeBased($p) => $e,
-            IwImpl::Aimd($p) => $e,
-            IwImpl::Learned($p) => $e,
-            IwImpl::Routed($p) => $e,
-        }
-    };
-}
-
-macro_rules! each_iw_ref {
-    ($self:ident, $p:ident => $e:expr) => {
-        match &$self.imp {
+    ($imp:expr, $p:ident => $e:expr) => {
+        match $imp {
             IwImpl::Fixed($p) => $e,
             IwImpl::Rfc3390($p) => $e,
             IwImpl::Rfc6928($p) => $e,
@@ -242,7 +228,7 @@ impl AnyIw {
 
 impl IwPolicy for AnyIw {
     fn initial_window(&mut self, ctx: &IwContext) -> u64 {
-        let window = each_iw!(self, p => p.initial_window(ctx));
+        let window = each_iw!(&mut self.imp, p => p.initial_window(ctx));
         if let Some(log) = &mut self.log {
             let what = IwRecordKind::Iw { mss: ctx.mss, declared_size: ctx.declared_size, window };
             log.push(IwRecord { now: ctx.now, dst: ctx.dst, what });
@@ -250,7 +236,7 @@ impl IwPolicy for AnyIw {
         window
     }
     fn restart_window(&mut self, ctx: &IwContext, iw_loss_bytes: Option<u64>) -> u64 {
-        let window = each_iw!(self, p => p.restart_window(ctx, iw_loss_bytes));
+        let window = each_iw!(&mut self.imp, p => p.restart_window(ctx, iw_loss_bytes));
         if let Some(log) = &mut self.log {
             let what = IwRecordKind::Restart { mss: ctx.mss, iw_loss_bytes, window };
             log.push(IwRecord { now: ctx.now, dst: ctx.dst, what });
@@ -261,18 +247,18 @@ impl IwPolicy for AnyIw {
         if let Some(log) = &mut self.log {
             log.push(IwRecord { now: ev.now, dst: ev.dst, what: IwRecordKind::Event(ev.kind) });
         }
-        each_iw!(self, p => p.learn(ev))
+        each_iw!(&mut self.imp, p => p.learn(ev))
     }
     fn name(&self) -> &'static str {
-        each_iw_ref!(self, p => p.name())
+        each_iw!(&self.imp, p => p.name())
     }
     fn describe(&self, dst: DstKey, now: SimTime) -> serde_json::Value {
-        each_iw_ref!(self, p => p.describe(dst, now))
+        each_iw!(&self.imp, p => p.describe(dst, now))
     }
     fn export_state(&self) -> serde_json::Value {
-        each_iw_ref!(self, p => p.export_state())
+        each_iw!(&self.imp, p => p.export_state())
     }
     fn import_state(&mut self, v: &serde_json::Value) -> Result<(), String> {
-        each_iw!(self, p => p.import_state(v))
+        each_iw!(&mut self.imp, p => p.import_state(v))
     }
 }
