@@ -31,6 +31,8 @@ __all__ = ["Result", "run", "load", "TABLES"]
 
 #: The record tables of a run, in file order.
 TABLES = ("flows", "pages", "links", "queues")
+#: Tables a run has only when asked for (`run(…, iw_events=True)`).
+OPTIONAL_TABLES = ("iw_events",)
 
 # Column types of the core → Arrow. Unsigned counts become int64 (they fit, and differences of
 # them stay signed).
@@ -123,6 +125,8 @@ class _Table:
             return self
         frames = obj._frames
         if self.name not in frames:
+            if self.name not in obj._columns:  # an optional table the run did not record
+                return None
             frames[self.name] = _frame(obj._columns.pop(self.name), obj._types[self.name])
         return frames[self.name]
 
@@ -146,10 +150,14 @@ class Result:
     pages = _Table()
     links = _Table()
     queues = _Table()
+    iw_events = _Table()
+    """Every IW decision and policy event, when the run recorded them (`run(…, iw_events=True)`;
+    columns in crates/iwlab-core/src/metrics/iw_events.rs); None otherwise."""
 
     def __init__(self, scenario: Scenario, seed: int, flows: pd.DataFrame | None = None,
                  pages: pd.DataFrame | None = None, links: pd.DataFrame | None = None,
                  queues: pd.DataFrame | None = None, summary: dict[str, Any] | None = None, *,
+                 iw_events: pd.DataFrame | None = None,
                  columns: dict[str, dict[str, list[Any]]] | None = None,
                  types: dict[str, dict[str, str]] | None = None) -> None:
         """The tables as DataFrames, or as the core's `columns` (name → values) and `types`."""
@@ -158,7 +166,7 @@ class Result:
         self._columns = dict(columns or {})
         self._types = dict(types or {})
         self._frames: dict[str, pd.DataFrame] = {}
-        for name, frame in zip(TABLES, (flows, pages, links, queues)):
+        for name, frame in zip(TABLES + OPTIONAL_TABLES, (flows, pages, links, queues, iw_events)):
             if frame is not None:
                 self._frames[name] = frame
         missing = [n for n in TABLES if n not in self._frames and n not in self._columns]
@@ -185,7 +193,9 @@ class Result:
         """Writes flows/pages/links/queues as Parquet, summary.json and scenario.toml into `out`."""
         out = Path(out)
         out.mkdir(parents=True, exist_ok=True)
-        for name in TABLES:
+        for name in TABLES + OPTIONAL_TABLES:
+            if name not in self._frames and name not in self._columns:
+                continue
             if name in self._frames:
                 self._frames[name].to_parquet(out / f"{name}.parquet", index=False)
             else:  # straight from the core's columns: no pandas
@@ -203,7 +213,8 @@ class Result:
         import pandas as pd
 
         folder = Path(folder)
-        frames = {n: pd.read_parquet(folder / f"{n}.parquet", dtype_backend="pyarrow") for n in TABLES}
+        frames = {n: pd.read_parquet(folder / f"{n}.parquet", dtype_backend="pyarrow")
+                  for n in TABLES + OPTIONAL_TABLES if n in TABLES or (folder / f"{n}.parquet").exists()}
         summary = json.loads((folder / "summary.json").read_text())
         scenario = Scenario.from_toml((folder / "scenario.toml").read_text(), str(folder / "scenario.toml"))
         return cls(scenario=scenario, seed=int(summary["seed"]), summary=summary, **frames)
@@ -241,10 +252,11 @@ def summary_rows(s: dict[str, Any]) -> list[tuple[str, str]]:
 
 
 def run(scenario: Scenario | str | Path, seed: int | None = None, pcap: str | Path | None = None,
-        flows: list[int] | None = None) -> Result:
+        flows: list[int] | None = None, iw_events: bool = False) -> Result:
     """Runs `scenario` (a Scenario, a TOML path or a preset name) once, with `seed` (default:
     the scenario's). With `pcap`, the packets of the bottleneck (both directions) of the
-    flows `flows` (ids of the `flow` column; all if None) are written to that file.
+    flows `flows` (ids of the `flow` column; all if None) are written to that file. With
+    `iw_events`, every IW decision and event of the IW policies is recorded (`Result.iw_events`).
 
     >>> r = run(load("congested-links", sets=["duration=10s", "warmup=1s"]), seed=1)
     >>> list(r.queues.columns), r.summary["scenario"]
@@ -252,10 +264,10 @@ def run(scenario: Scenario | str | Path, seed: int | None = None, pcap: str | Pa
     """
     sc = scenario if isinstance(scenario, Scenario) else load(scenario)
     try:
-        raw = _core.run(sc.to_json(), "json", seed, None if pcap is None else str(pcap), flows)
+        raw = _core.run(sc.to_json(), "json", seed, None if pcap is None else str(pcap), flows, iw_events)
     except _core.ScenarioError as e:
         raise ScenarioError.from_core(e, sc.source, located=False) from None
     summary = dict(raw["summary"], scenario=sc.name, scenario_hash=sc.hash())
     summary.update(headline(raw["flows"], raw["pages"], raw["links"], summary))
-    return Result(sc, int(summary["seed"]), summary=summary, columns={n: raw[n] for n in TABLES},
-                  types=raw["types"])
+    columns = {n: raw[n] for n in TABLES + OPTIONAL_TABLES if n in raw}
+    return Result(sc, int(summary["seed"]), summary=summary, columns=columns, types=raw["types"])

@@ -339,6 +339,9 @@ def build_plan(scenario, seed: int | None = None, duration: float | None = None,
     prefix = f"iwl{pid}-"
     notes: list[str] = []
     topo = data["topology"]
+    if (data.get("iw") or {}).get("routes"):
+        raise PlanError("iw.routes (a policy file, iwlab run --policy) cannot be emulated: the agents choose "
+                        "the IW by application; simulate it, or deploy the file with iwlab apply")
     if topo.get("kind") != "dumbbell":
         raise PlanError(f"topology.kind = {topo.get('kind')!r} cannot be emulated; allowed: dumbbell")
     scen_duration, run_duration, warmup = run_window(data, duration)

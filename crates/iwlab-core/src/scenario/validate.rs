@@ -128,6 +128,7 @@ pub(crate) struct Resolved {
     pub loss: Option<(f64, Direction)>,
     pub groups: Vec<GroupR>,
     pub iw: BTreeMap<String, IwConfig>,
+    pub iw_routes: Vec<super::policy_file::Route>,
     pub apps: Vec<AppR>,
 }
 
@@ -197,6 +198,7 @@ impl Scenario {
             // tcp.profile = "linux" without iw.default: IW 10 (TCP_INIT_CWND) where no policy is named.
             iw.entry(d.to_string()).or_insert(IwConfig::Fixed { segments: profile::LINUX_IW_SEGMENTS });
         }
+        let iw_routes = super::policy_file::validate_routes(&self.iw.routes, &iw, "iw.routes")?;
         let mut apps = Vec::new();
         for (i, a) in self.apps.iter().enumerate() {
             apps.push(self.app(a, i, &groups, &iw, &forward, &reverse)?);
@@ -210,6 +212,7 @@ impl Scenario {
             loss,
             groups,
             iw,
+            iw_routes,
             apps,
         })
     }
