@@ -24,15 +24,7 @@ from iwlab.deploy.watch import Decisions, events_for
 from iwlab.policy import Decider, parse_policy, replay
 
 DATA = Path(__file__).with_name("data")
-RECORDED_POLICY = """
-[iw.policies]
-aimd = { kind = "aimd", initial = 30, min = 3, max = 30, step = 1, raise_after = 1000 }
-
-[[routes]]
-prefix = "10.78.2.0/24"
-policy = "aimd"
-congctl = "cubic"
-"""
+RECORDED_POLICY = (DATA / "watch-aimd-policy.toml").read_text()
 MIXED_POLICY = """
 [iw.policies]
 fb = { kind = "rfc6928-fallback", expiry = "2s" }
