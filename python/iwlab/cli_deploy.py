@@ -155,7 +155,11 @@ def watch_cmd(ctx: typer.Context,
     """Run the watcher in the foreground (Ctrl-C or SIGTERM stops it)."""
     if ctx.invoked_subcommand is not None:
         return
+    import logging
+
     from iwlab.deploy import watch
+
+    logging.basicConfig(format="iwlab watch: %(message)s", level=logging.WARNING)  # stderr (journald)
 
     with _Errors():
         if interval <= 0:
