@@ -181,3 +181,84 @@ def test_snapshots_carry_the_learned_state_across_restarts():
 def test_the_engine_validates_with_the_scenario_code():
     with pytest.raises(_core.ScenarioError, match="iw.policies.x.raise_after = 0"):
         _core.PolicyEngine('{"x": {"kind": "aimd", "raise_after": 0}}')
+
+
+# ---- the simulator's decisions, replayed (issue 11 item 4) -------------------------------------
+
+# rfc6928 made small and lossy: 8 clients behind 6-packet access buffers, so IW10 loses packets.
+SMALL = ["duration=40s", "warmup=0s", "topology.left[0].count=8", "apps[0].count=8",
+         'topology.left[0].access.queue.limit="6pkt"']
+
+
+@pytest.mark.parametrize("spec", ['{ kind = "rfc6928-fallback", expiry = "10s" }',
+                                  '{ kind = "aimd", raise_after = 2 }',
+                                  '{ kind = "learned", samples = 4 }'])
+def test_a_decider_fed_the_simulators_events_makes_the_simulators_decisions(spec):
+    import iwlab
+    from iwlab.policy import replay_run, with_policy
+
+    # Clients are 198.18.0.2, .6, … .30 (4g + 2); a /27 covers them, and one state per server.
+    pf = parse_policy(f'[iw.policies]\np = {spec}\n[[routes]]\nprefix = "198.18.0.0/27"\npolicy = "p"\n')
+    r = iwlab.run(with_policy(iwlab.load("rfc6928", sets=SMALL), pf), iw_events=True)
+    ev = r.iw_events
+    assert set(ev["kind"]) >= {"iw", "closed", "loss_in_initial_window"}
+    assert (ev[ev["kind"] == "iw"]["dst_addr"].str.startswith("198.18.0.")).all()
+    rows = replay_run(pf, ev)
+    # Every server's IW to a client went through the route (the clients' requests to servers did not).
+    assert len(rows) == (ev["kind"] == "iw").sum() - (~ev["dst_addr"].isin([f"198.18.0.{4 * g + 2}" for g in range(8)])
+                                                        & (ev["kind"] == "iw")).sum()
+    assert [x["iw_bytes"] for x in rows] == [x["sim_iw_bytes"] for x in rows]
+    assert len({x["iw_bytes"] for x in rows}) >= 2, "the policy changed its decision at least once"
+    # The flows table has the same IWs (a route's policy, or the SYN-loss rule's 1 segment).
+    sent = r.flows[r.flows["sender"] == "server"]["iw_bytes"]
+    assert set(sent) <= {x["iw_bytes"] for x in rows} | {1448}
+
+
+def test_without_routes_a_scenario_runs_as_before_and_records_only_when_asked():
+    import iwlab
+
+    sc = iwlab.load("rfc6928", sets=SMALL)
+    a, b = iwlab.run(sc), iwlab.run(sc, iw_events=True)
+    assert a.iw_events is None and b.iw_events is not None
+    assert a.flows.equals(b.flows) and a.summary["events"] == b.summary["events"]
+    assert set(b.iw_events["policy"]) == {"iw10"}
+
+
+def test_routes_choose_the_policy_by_destination_address():
+    import iwlab
+    from iwlab.policy import with_policy
+
+    # Client 0 (198.18.0.2) gets IW 2 from a /32; every other destination keeps the scenario's IW10.
+    pf = parse_policy('[iw.policies]\ntwo = { kind = "fixed", segments = 2 }\n'
+                      '[[routes]]\nprefix = "198.18.0.2/32"\npolicy = "two"\n')
+    r = iwlab.run(with_policy(iwlab.load("rfc6928", sets=SMALL), pf), iw_events=True)
+    ev = r.iw_events[r.iw_events["kind"] == "iw"]
+    assert set(ev[ev["dst_addr"] == "198.18.0.2"]["iw_bytes"]) == {2 * 1448}
+    assert set(ev[ev["dst_addr"] != "198.18.0.2"]["iw_bytes"]) == {14480}
+
+
+def test_a_policy_name_the_scenario_defines_differently_is_an_error():
+    import iwlab
+    from iwlab.policy import with_policy
+
+    pf = parse_policy('[iw.policies]\niw10 = { kind = "fixed", segments = 7 }\n'
+                      '[[routes]]\nprefix = "default"\npolicy = "iw10"\n', "p.toml")
+    with pytest.raises(PolicyFileError, match=r"p.toml:4: iw.policies.iw10 = .* rename it"):
+        with_policy(iwlab.load("rfc6928"), pf)
+
+
+def test_cli_run_with_the_issues_minimal_policy_file(tmp_path):
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    iwlab_bin = Path(sys.executable).with_name("iwlab")
+    p = tmp_path / "p.toml"
+    p.write_text(MINIMAL)
+    r = subprocess.run([str(iwlab_bin), "run", "congested-links", "--set", "duration=3s", "--set", "warmup=0s",
+                        "--policy", str(p), "--out", str(tmp_path / "o")], capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    assert (tmp_path / "o" / "iw_events.parquet").exists() and "iw_events" in r.stdout
+    p.write_text(MINIMAL.replace("10.77.2.0/24", "10.77.2.0/33"))
+    r = subprocess.run([str(iwlab_bin), "run", "congested-links", "--policy", str(p)], capture_output=True, text=True)
+    assert r.returncode == 2 and f"{p}:5: routes[0].prefix" in r.stderr

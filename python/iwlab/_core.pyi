@@ -2,7 +2,7 @@
 (crates/iwlab-py/src/lib.rs). Keep in step with it: tests/test_api.py compares the two."""
 
 from collections.abc import Sequence
-from typing import Literal, TypedDict
+from typing import Literal, NotRequired, TypedDict
 
 Format = Literal["toml", "json"]
 ColumnType = Literal["u64", "i64", "f64", "opt_f64", "bool", "str"]
@@ -37,12 +37,14 @@ class Tables(TypedDict):
     pages: dict[str, ColumnType]
     links: dict[str, ColumnType]
     queues: dict[str, ColumnType]
+    iw_events: NotRequired[dict[str, ColumnType]]
 
 class RunOutput(TypedDict):
     flows: dict[str, Column]
     pages: dict[str, Column]
     links: dict[str, Column]
     queues: dict[str, Column]
+    iw_events: NotRequired[dict[str, Column]]
     types: Tables
     summary: Summary
 
@@ -69,9 +71,11 @@ def run(
     seed: int | None = None,
     pcap: str | None = None,
     flows: Sequence[int] | None = None,
+    iw_events: bool = False,
 ) -> RunOutput:
     """Runs a scenario with `seed` (the scenario's own if None); with `pcap`, writes the
-    bottleneck's packets of `flows` (all if None) to that file. Releases the GIL while it runs."""
+    bottleneck's packets of `flows` (all if None) to that file. With `iw_events`, the output
+    also has an "iw_events" table (every IW decision and policy event). Releases the GIL while it runs."""
 
 def parse_policy_file(text: str) -> str:
     """Parses and validates a policy file (TOML); returns its canonical JSON: "policies"

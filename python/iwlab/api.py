@@ -82,6 +82,9 @@ class Result:
     links: pd.DataFrame
     queues: pd.DataFrame
     summary: dict[str, Any] = field(default_factory=dict)
+    iw_events: pd.DataFrame | None = None
+    """Every IW decision and policy event, when the run recorded them (`run(…, iw_events=True)`;
+    columns in crates/iwlab-core/src/metrics/iw_events.rs)."""
 
     def __repr__(self) -> str:
         sizes = ", ".join(f"{n}={len(getattr(self, n))}" for n in TABLES)
@@ -100,6 +103,8 @@ class Result:
         out.mkdir(parents=True, exist_ok=True)
         for name in TABLES:
             getattr(self, name).to_parquet(out / f"{name}.parquet", index=False)
+        if self.iw_events is not None:
+            self.iw_events.to_parquet(out / "iw_events.parquet", index=False)
         meta = dict(self.summary, scenario=self.scenario.name, scenario_hash=self.scenario.hash())
         (out / "summary.json").write_text(json.dumps(meta, indent=2, sort_keys=True) + "\n")
         (out / "scenario.toml").write_text(self.scenario.to_toml())
@@ -110,6 +115,8 @@ class Result:
         """Reads back what `save` wrote."""
         folder = Path(folder)
         frames = {n: pd.read_parquet(folder / f"{n}.parquet", dtype_backend="pyarrow") for n in TABLES}
+        if (folder / "iw_events.parquet").exists():
+            frames["iw_events"] = pd.read_parquet(folder / "iw_events.parquet", dtype_backend="pyarrow")
         summary = json.loads((folder / "summary.json").read_text())
         scenario = Scenario.from_toml((folder / "scenario.toml").read_text(), str(folder / "scenario.toml"))
         return cls(scenario=scenario, seed=int(summary["seed"]), summary=summary, **frames)
@@ -147,10 +154,11 @@ def summary_rows(s: dict[str, Any]) -> list[tuple[str, str]]:
 
 
 def run(scenario: Scenario | str | Path, seed: int | None = None, pcap: str | Path | None = None,
-        flows: list[int] | None = None) -> Result:
+        flows: list[int] | None = None, iw_events: bool = False) -> Result:
     """Runs `scenario` (a Scenario, a TOML path or a preset name) once, with `seed` (default:
     the scenario's). With `pcap`, the packets of the bottleneck (both directions) of the
-    flows `flows` (ids of the `flow` column; all if None) are written to that file.
+    flows `flows` (ids of the `flow` column; all if None) are written to that file. With
+    `iw_events`, every IW decision and event of the IW policies is recorded (`Result.iw_events`).
 
     >>> r = run(load("congested-links", sets=["duration=10s", "warmup=1s"]), seed=1)
     >>> list(r.queues.columns), r.summary["scenario"]
@@ -158,11 +166,13 @@ def run(scenario: Scenario | str | Path, seed: int | None = None, pcap: str | Pa
     """
     sc = scenario if isinstance(scenario, Scenario) else load(scenario)
     try:
-        raw = _core.run(sc.to_json(), "json", seed, None if pcap is None else str(pcap), flows)
+        raw = _core.run(sc.to_json(), "json", seed, None if pcap is None else str(pcap), flows, iw_events)
     except _core.ScenarioError as e:
         raise ScenarioError.from_core(e, sc.source, located=False) from None
     types = raw["types"]
     frames = {name: _frame(raw[name], types[name]) for name in TABLES}
     summary = dict(raw["summary"], scenario=sc.name, scenario_hash=sc.hash())
     summary.update(headline(frames["flows"], frames["pages"], frames["links"], summary))
+    if "iw_events" in raw:
+        frames["iw_events"] = _frame(raw["iw_events"], types["iw_events"])
     return Result(scenario=sc, seed=int(summary["seed"]), summary=summary, **frames)

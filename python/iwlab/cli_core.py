@@ -91,16 +91,28 @@ def run(
     out: Annotated[Optional[Path], typer.Option("--out", "-o", help="Output folder "
                                                 "\\[default: out/NAME-seedN].")] = None,
     sets: SetOption = None,
+    policy: Annotated[Optional[Path], typer.Option(
+        "--policy", metavar="FILE", help="Simulate a policy file: its routes choose each sender's IW by the "
+        "destination's address (docs/scenario-format.md, \"Policy files\"); also writes iw_events.parquet, "
+        "every IW decision and policy event.")] = None,
 ) -> None:
     """Run a scenario once: write flows/pages/links/queues.parquet, summary.json, scenario.toml; print a summary."""
     from iwlab.api import run as run_scenario
 
     with user_errors():
         sc = load_scenario(scenario, sets)
-        result = run_scenario(sc, seed=seed)
+        if policy is not None:
+            from iwlab.policy import PolicyFileError, load_policy, with_policy
+
+            try:
+                sc = with_policy(sc, load_policy(policy))
+            except PolicyFileError as e:
+                fail(str(e))
+        result = run_scenario(sc, seed=seed, iw_events=policy is not None)
         folder = result.save(out if out is not None else Path("out") / f"{sc.name}-seed{result.seed}")
     _print_summary(result)
-    typer.echo(f"wrote {folder}/{{flows,pages,links,queues}}.parquet, summary.json, scenario.toml")
+    extra = ",iw_events" if result.iw_events is not None else ""
+    typer.echo(f"wrote {folder}/{{flows,pages,links,queues{extra}}}.parquet, summary.json, scenario.toml")
 
 
 def _flow_ids(text: str | None) -> list[int] | None:

@@ -374,9 +374,19 @@ IwPolicy = Annotated[Union[FixedIw, Rfc3390Iw, Rfc6928Iw, Rfc6928FallbackIw, Siz
                      Field(discriminator="kind")]
 
 
+class IwRoute(_Model):
+    """A destination route (policy files; `iwlab run --policy`): hosts whose address (the
+    emulator's, 198.18.0.0 + 4g + 2) the prefix covers get the route's policy."""
+    prefix: str = Field(description='IPv4/IPv6 CIDR with host bits zero, or "default"')
+    policy: str
+    initrwnd: Optional[int] = Field(None, ge=1, le=U32, description="Deployment only; ignored by the simulator")
+    congctl: Optional[str] = Field(None, description="Deployment only; ignored by the simulator")
+
+
 class IwSection(_Model):
     default: Optional[str] = Field(None, description="Policy of apps that name none")
     policies: dict[str, IwPolicy] = Field(default_factory=dict)
+    routes: Optional[list[IwRoute]] = None
 
 
 class _App(_Model):

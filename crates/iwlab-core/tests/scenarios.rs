@@ -124,9 +124,16 @@ fn the_client_that_lost_its_syn_counts_it_and_the_server_did_not_see_it() {
 /// Three transfers from one server policy to one client at `starts`; the first loses its
 /// 5th response segment (inside the IW).
 fn fallback_iws(expiry: SimDuration, starts: [u64; 3]) -> Vec<u64> {
+    policy_iws(IwConfig::Rfc6928Fallback { expiry, max_entries: 16_384 }, starts).0
+}
+
+/// `fallback_iws` with any policy; also the policy's records (client and server sides).
+fn policy_iws(cfg: IwConfig, starts: [u64; 3]) -> (Vec<u64>, Vec<iwlab_core::tcp::iw::IwRecord>) {
     let mut p = pair(link(10_000_000, ms(50), 1000), 9);
     drop_on(&mut p.sim, p.down, LossRule::Segment { flow: 0, to_server: false, seq: 1 + 4 * MSS, nth: 1 });
-    let policy = p.sim.core.add_iw_policy(IwConfig::Rfc6928Fallback { expiry, max_entries: 16_384 }.build());
+    let mut any = cfg.build();
+    any.record();
+    let policy = p.sim.core.add_iw_policy(any);
     let c = TcpConfig::default();
     for start in starts {
         let app = Transfer {
@@ -143,7 +150,8 @@ fn fallback_iws(expiry: SimDuration, starts: [u64; 3]) -> Vec<u64> {
         p.sim.add_app(Box::new(app), at(ms(start)));
     }
     run(&mut p.sim, at(ms(60_000)));
-    p.sim.core.conns.iter().map(|c| c.server.stats.iw_bytes).collect()
+    let iws = p.sim.core.conns.iter().map(|c| c.server.stats.iw_bytes).collect();
+    (iws, p.sim.core.iw[policy].records().to_vec())
 }
 
 #[test]
@@ -268,4 +276,58 @@ fn the_first_flight_is_limited_by_the_receivers_initial_window() {
     let in_first: u64 = log.response_progress.iter().filter(|(t, _)| *t < first_round_end).map(|x| x.1).max().unwrap();
     assert_eq!(in_first, 4 * MSS);
     assert!(log.response_done.is_some());
+}
+
+/// The destination of the first IW-loss event (the client: the server's response lost).
+fn iw_loss_dst(records: &[iwlab_core::tcp::iw::IwRecord]) -> u32 {
+    use iwlab_core::tcp::iw::{IwEventKind, IwRecordKind};
+    let loss = |r: &&iwlab_core::tcp::iw::IwRecord| {
+        matches!(r.what, IwRecordKind::Event(IwEventKind::LossInInitialWindow { .. }))
+    };
+    records.iter().find(loss).unwrap().dst
+}
+
+#[test]
+fn aimd_halves_the_iw_on_iw_loss_and_raises_it_after_clean_connections() {
+    use iwlab_core::tcp::iw::{IwEventKind, IwRecordKind};
+    // Connection 1 loses inside its IW of 10 (> 4 KB sent): 10 → 5. Connection 2 closes clean:
+    // one clean connection (raise_after = 1) raises by 1 → 6 for connection 3.
+    let cfg = IwConfig::Aimd { initial: 10, min: 3, max: 40, step: 1, raise_after: 1 };
+    let (iws, records) = policy_iws(cfg, [0, 5_000, 20_000]);
+    assert_eq!(iws, vec![10 * MSS, 5 * MSS, 6 * MSS]);
+    // The records hold the decisions and the events in order (server side: dst = the client).
+    let client = iw_loss_dst(&records);
+    let server: Vec<_> = records.iter().filter(|r| r.dst == client).map(|r| r.what).collect();
+    let iw = |w| IwRecordKind::Iw { mss: MSS, declared_size: Some(20 * MSS), window: w };
+    assert_eq!(server[0], iw(10 * MSS));
+    assert_eq!(server[1], IwRecordKind::Event(IwEventKind::LossInInitialWindow { bytes_sent: 10 * MSS }));
+    assert!(
+        matches!(server[2], IwRecordKind::Event(IwEventKind::Closed { loss: true, bytes_sent, bytes_acked, retrans, .. })
+        if bytes_sent == 20 * MSS && bytes_acked == 20 * MSS && retrans >= 1)
+    );
+    assert_eq!(server[3], iw(5 * MSS));
+    assert!(matches!(server[4], IwRecordKind::Event(IwEventKind::Closed { loss: false, retrans: 0, .. })));
+    assert_eq!(server[5], iw(6 * MSS));
+}
+
+#[test]
+fn the_learned_iw_is_the_last_window_at_close_clamped() {
+    use iwlab_core::tcp::iw::{IwEventKind, IwRecordKind};
+    // One sample, percentile 100: the next IW is ⌊min(cwnd at close, bytes acked) / MSS⌋.
+    let cfg = IwConfig::Learned { initial: 10, min: 2, max: 100, samples: 1, percentile: 100 };
+    let (iws, records) = policy_iws(cfg, [0, 5_000, 20_000]);
+    let client = iw_loss_dst(&records);
+    let closes: Vec<u64> = records
+        .iter()
+        .filter(|r| r.dst == client)
+        .filter_map(|r| match r.what {
+            IwRecordKind::Event(IwEventKind::Closed { cwnd, bytes_acked, .. }) => Some(cwnd.min(bytes_acked) / MSS),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(iws[0], 10 * MSS);
+    assert_eq!(iws[1], closes[0].clamp(2, 100) * MSS);
+    assert_eq!(iws[2], closes[1].clamp(2, 100) * MSS);
+    // The lossy first connection closed with a smaller window than the clean second one.
+    assert!(closes[0] < closes[1], "{closes:?}");
 }

@@ -2,8 +2,9 @@
 //! No simulation logic lives here.
 
 use iwlab_core::engine::SimTime;
+use iwlab_core::metrics::iw_events::iw_event_table;
 use iwlab_core::metrics::{Column, Results, Table};
-use iwlab_core::scenario::policy_file::{policies_from_json, PolicyFile};
+use iwlab_core::scenario::policy_file::{policies_from_json, sim_host_addresses, PolicyFile};
 use iwlab_core::scenario::{Scenario, ScenarioError as CoreError};
 use iwlab_core::tcp::iw::{AnyIw, DstKey, IwConfig, IwContext, IwEvent, IwEventKind, IwPolicy};
 use iwlab_core::trace::observer::PcapTrace;
@@ -101,9 +102,10 @@ fn table_types<'py>(py: Python<'py>, t: &Table) -> PyResult<Bound<'py, PyDict>> 
 /// dict with "flows", "pages", "links", "queues" (dicts of columns), "types" (per table, the
 /// type of each column, so that empty tables keep their schema) and "summary".
 /// With `pcap`, packets on the bottleneck (both directions) of the chosen `flows` (all if
-/// None) are written to that file.
+/// None) are written to that file. With `iw_events`, every IW decision and policy event is
+/// recorded and returned as the "iw_events" table (metrics/iw_events.rs).
 #[pyfunction]
-#[pyo3(signature = (text, format = "json", seed = None, pcap = None, flows = None))]
+#[pyo3(signature = (text, format = "json", seed = None, pcap = None, flows = None, iw_events = false))]
 fn run<'py>(
     py: Python<'py>,
     text: &str,
@@ -111,9 +113,15 @@ fn run<'py>(
     seed: Option<u64>,
     pcap: Option<String>,
     flows: Option<Vec<u32>>,
+    iw_events: bool,
 ) -> PyResult<Bound<'py, PyDict>> {
     let scenario = parse(text, format)?;
     let mut built = scenario.build(seed).map_err(scenario_error)?;
+    if iw_events {
+        built.sim.core.iw.iter_mut().for_each(AnyIw::record);
+    }
+    let instances = built.iw.clone();
+    let addresses = sim_host_addresses(&built.groups);
     let mut trace = None;
     if let Some(path) = &pcap {
         let file = std::fs::File::create(path).map_err(|e| PyOSError::new_err(format!("pcap = {path:?}: {e}")))?;
@@ -128,12 +136,13 @@ fn run<'py>(
         trace = Some((writer, err));
     }
     let (end, warmup, seed) = (built.end, built.warmup, built.seed);
-    let (results, wall, cpu) = py
+    let ((results, iw_table), wall, cpu) = py
         .allow_threads(move || {
             let (t, c) = (std::time::Instant::now(), thread_cpu_seconds());
             let sim = built.run();
             let (wall, cpu) = (t.elapsed().as_secs_f64(), thread_cpu_seconds() - c);
-            sim.check_accounting().map(|_| (Results::collect(&sim, end, warmup), wall, cpu))
+            let iw_table = iw_events.then(|| iw_event_table(&instances, &sim.core.iw, &addresses));
+            sim.check_accounting().map(|_| ((Results::collect(&sim, end, warmup), iw_table), wall, cpu))
         })
         .map_err(|e| pyo3::exceptions::PyRuntimeError::new_err(format!("accounting identity broken: {e}")))?;
     if let Some((writer, err)) = trace {
@@ -152,6 +161,10 @@ fn run<'py>(
     types.set_item("pages", table_types(py, &results.pages)?)?;
     types.set_item("links", table_types(py, &results.links)?)?;
     types.set_item("queues", table_types(py, &results.queues)?)?;
+    if let Some(t) = &iw_table {
+        out.set_item("iw_events", table_to_dict(py, t)?)?;
+        types.set_item("iw_events", table_types(py, t)?)?;
+    }
     out.set_item("types", types)?;
     let s = &results.summary;
     let summary = PyDict::new(py);

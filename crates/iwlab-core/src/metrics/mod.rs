@@ -3,6 +3,7 @@
 //! power) happens in the study layer, once.
 
 pub mod flow;
+pub mod iw_events;
 pub mod link;
 pub mod page;
 pub mod results;

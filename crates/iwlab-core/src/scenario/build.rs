@@ -19,6 +19,7 @@ use crate::net::packet::{LinkId, NodeId};
 use crate::net::topology::Topology;
 use crate::sim::{AppId, Simulation};
 use crate::tcp::config::TcpConfig;
+use crate::tcp::iw::{AnyIw, Routed};
 use crate::traffic::dist::SizeDist;
 use crate::traffic::{AppConfig, Ends};
 use std::collections::BTreeMap;
@@ -212,10 +213,15 @@ fn instantiate(r: &Resolved, seed: u64) -> Result<Built, ScenarioError> {
     let mut sim = Simulation::new(topo, seed);
     let mut iw_index: BTreeMap<(NodeId, String), usize> = BTreeMap::new();
     let mut iw = Vec::new();
+    let routes = super::policy_file::route_table(&r.iw_routes, &groups);
     let mut policy = |sim: &mut Simulation, node: NodeId, name: &str| -> usize {
         *iw_index.entry((node, name.to_string())).or_insert_with(|| {
             iw.push(IwInstance { node, policy: name.to_string() });
-            sim.core.add_iw_policy(r.iw[name].build())
+            let p = match &routes {
+                None => r.iw[name].build(),
+                Some(t) => AnyIw::routed(Routed::new(t.clone(), r.iw[name].build(), |n| r.iw[n].build())),
+            };
+            sim.core.add_iw_policy(p)
         })
     };
     let mut apps = Vec::with_capacity(r.apps.len());

@@ -537,11 +537,16 @@ pub struct IwSection {
     /// Policies by name.
     #[serde(default)]
     pub policies: BTreeMap<String, IwSpec>,
+    /// Destination routes (`[[iw.routes]]`, what `iwlab run --policy FILE` adds): a sender's
+    /// IW towards a host whose address (the emulator's, 198.18.0.0 + 4g + 2) a route covers is
+    /// that route's policy (tcp/iw/routed.rs); other destinations use the application's.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub routes: Vec<super::policy_file::RouteSpec>,
 }
 
 impl IwSection {
     pub fn is_empty(&self) -> bool {
-        self.default.is_none() && self.policies.is_empty()
+        self.default.is_none() && self.policies.is_empty() && self.routes.is_empty()
     }
 }
 

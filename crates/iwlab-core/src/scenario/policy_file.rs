@@ -143,47 +143,10 @@ impl PolicyFile {
     /// Validates a parsed file.
     pub fn validate(spec: PolicyFileSpec) -> Result<PolicyFile, ScenarioError> {
         let configs = iw_section(&spec.iw)?;
-        let mut routes: Vec<Route> = Vec::new();
-        for (i, r) in spec.routes.iter().enumerate() {
-            let path = format!("routes[{i}]");
-            let prefix = Prefix::parse(&r.prefix)
-                .map_err(|why| ScenarioError::value(format!("{path}.prefix"), format!("{:?}", r.prefix), why))?;
-            if let Some(j) = routes.iter().position(|o| o.prefix == prefix) {
-                return Err(ScenarioError::value(
-                    format!("{path}.prefix"),
-                    format!("{:?}", r.prefix),
-                    format!("a prefix not routed already (routes[{j}] has {prefix})"),
-                ));
-            }
-            if !configs.contains_key(&r.policy) {
-                return Err(ScenarioError::value(
-                    format!("{path}.policy"),
-                    format!("{:?}", r.policy),
-                    one_of("a policy of [iw.policies]", configs.keys()),
-                ));
-            }
-            if r.initrwnd == Some(0) {
-                return Err(ScenarioError::value(format!("{path}.initrwnd"), 0, ">= 1 segment, or absent"));
-            }
-            if let Some(c) = &r.congctl {
-                // TCP_CA_NAME_MAX is 16 bytes with the terminating NUL.
-                let ok = !c.is_empty() && c.len() <= 15 && c.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_');
-                if !ok {
-                    return Err(ScenarioError::value(
-                        format!("{path}.congctl"),
-                        format!("{c:?}"),
-                        "a congestion control name: 1 to 15 letters, digits or '_' (e.g. \"cubic\", \"reno\", \"bbr\")",
-                    ));
-                }
-            }
-            routes.push(Route {
-                prefix,
-                policy: r.policy.clone(),
-                initrwnd: r.initrwnd,
-                congctl: r.congctl.clone(),
-                line: 0,
-            });
+        if !spec.iw.routes.is_empty() {
+            return Err(ScenarioError::invalid("iw.routes", "a policy file writes its routes as [[routes]]"));
         }
+        let routes = validate_routes(&spec.routes, &configs, "routes")?;
         Ok(PolicyFile { spec, configs, routes })
     }
 
@@ -218,12 +181,127 @@ impl PolicyFile {
     }
 }
 
+/// Validates routes (`[[routes]]` of a policy file, `[[iw.routes]]` of a scenario, at `path`)
+/// against the defined policies.
+pub(crate) fn validate_routes(
+    specs: &[RouteSpec],
+    configs: &BTreeMap<String, IwConfig>,
+    path: &str,
+) -> Result<Vec<Route>, ScenarioError> {
+    let mut routes: Vec<Route> = Vec::new();
+    for (i, r) in specs.iter().enumerate() {
+        let path = format!("{path}[{i}]");
+        let prefix = Prefix::parse(&r.prefix)
+            .map_err(|why| ScenarioError::value(format!("{path}.prefix"), format!("{:?}", r.prefix), why))?;
+        if let Some(j) = routes.iter().position(|o| o.prefix == prefix) {
+            return Err(ScenarioError::value(
+                format!("{path}.prefix"),
+                format!("{:?}", r.prefix),
+                format!("a prefix not routed already (routes[{j}] has {prefix})"),
+            ));
+        }
+        if !configs.contains_key(&r.policy) {
+            return Err(ScenarioError::value(
+                format!("{path}.policy"),
+                format!("{:?}", r.policy),
+                one_of("a policy of [iw.policies]", configs.keys()),
+            ));
+        }
+        if r.initrwnd == Some(0) {
+            return Err(ScenarioError::value(format!("{path}.initrwnd"), 0, ">= 1 segment, or absent"));
+        }
+        if let Some(c) = &r.congctl {
+            // TCP_CA_NAME_MAX is 16 bytes with the terminating NUL.
+            let ok = !c.is_empty() && c.len() <= 15 && c.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_');
+            if !ok {
+                return Err(ScenarioError::value(
+                    format!("{path}.congctl"),
+                    format!("{c:?}"),
+                    "a congestion control name: 1 to 15 letters, digits or '_' (e.g. \"cubic\", \"reno\", \"bbr\")",
+                ));
+            }
+        }
+        routes.push(Route {
+            prefix,
+            policy: r.policy.clone(),
+            initrwnd: r.initrwnd,
+            congctl: r.congctl.clone(),
+            line: 0,
+        });
+    }
+    Ok(routes)
+}
+
+/// The route of `routes` covering `addr`: the longest prefix, else the default route.
+pub fn route_for(routes: &[Route], addr: IpAddr) -> Option<usize> {
+    let covers = |p: &Prefix| match *p {
+        Prefix::Net { addr: net, len } => match (net, addr) {
+            (IpAddr::V4(n), IpAddr::V4(a)) => {
+                let mask = u32::MAX.checked_shl(32 - u32::from(len)).unwrap_or(0);
+                (u32::from(n) & mask) == (u32::from(a) & mask)
+            }
+            (IpAddr::V6(n), IpAddr::V6(a)) => {
+                let mask = u128::MAX.checked_shl(128 - u32::from(len)).unwrap_or(0);
+                (u128::from(n) & mask) == (u128::from(a) & mask)
+            }
+            _ => false,
+        },
+        Prefix::Default => false,
+    };
+    let best = routes
+        .iter()
+        .enumerate()
+        .filter(|(_, r)| covers(&r.prefix))
+        .max_by_key(|(_, r)| match r.prefix {
+            Prefix::Net { len, .. } => len,
+            Prefix::Default => 0,
+        })
+        .map(|(i, _)| i);
+    best.or_else(|| routes.iter().position(|r| r.prefix == Prefix::Default))
+}
+
+/// The address of each simulated host, as the emulator gives them (python/iwlab/emulate/
+/// plan.py): host g — left hosts first, then right, each group in file order — is
+/// 198.18.0.0 + 4g + 2. Policy-file prefixes mean the same hosts in simulation and emulation.
+pub fn sim_host_addresses(groups: &[super::GroupNodes]) -> Vec<(crate::net::packet::NodeId, IpAddr)> {
+    const LINK_BASE: u32 = 0xC612_0000; // 198.18.0.0
+    let mut g = 0u32;
+    let mut out = Vec::new();
+    for side in [super::GroupSide::Left, super::GroupSide::Right] {
+        for grp in groups.iter().filter(|x| x.side == side) {
+            for &n in &grp.nodes {
+                out.push((n, IpAddr::V4((LINK_BASE + 4 * g + 2).into())));
+                g += 1;
+            }
+        }
+    }
+    out
+}
+
+/// The destination → route table of a scenario's `[[iw.routes]]` (None without routes).
+pub(crate) fn route_table(
+    routes: &[Route],
+    groups: &[super::GroupNodes],
+) -> Option<std::sync::Arc<crate::tcp::iw::RouteTable>> {
+    if routes.is_empty() {
+        return None;
+    }
+    let hosts = sim_host_addresses(groups);
+    let nodes = hosts.iter().map(|(n, _)| *n as usize + 1).max().unwrap_or(0);
+    let mut route_of = vec![None; nodes];
+    for (n, addr) in hosts {
+        route_of[n as usize] = route_for(routes, addr).map(|i| i as u32);
+    }
+    let policy_of = routes.iter().map(|r| r.policy.clone()).collect();
+    Some(std::sync::Arc::new(crate::tcp::iw::RouteTable { route_of, policy_of }))
+}
+
 /// Validates `[iw.policies]`-style specs given as JSON (`{"name": {"kind": …}}`), with the
 /// scenario's code; returns the engine's configurations.
 pub fn policies_from_json(text: &str) -> Result<BTreeMap<String, IwConfig>, ScenarioError> {
     let policies: BTreeMap<String, IwSpec> = serde_json::from_str(text)
         .map_err(|e| ScenarioError::new(ErrorKind::Schema, "iw.policies", format!("iw.policies: {e}"), None))?;
-    iw_section(&IwSection { default: None, policies })
+    iw_section(&IwSection { default: None, policies, routes: Vec::new() })
 }
 
 #[cfg(test)]
@@ -306,5 +384,34 @@ mod tests {
         assert_eq!(c["a"], IwConfig::Learned { initial: 10, min: 3, max: 40, samples: 4, percentile: 50 });
         let e = policies_from_json(r#"{"a": {"kind": "learned", "percentile": 0}}"#).unwrap_err();
         assert!(e.to_string().contains("iw.policies.a.percentile = 0 is not allowed; expected 1 ..= 100"));
+    }
+
+    #[test]
+    fn the_longest_prefix_then_the_default_route_covers_an_address() {
+        let f = PolicyFile::from_toml_str(
+            "[iw.policies]\na = { kind = \"rfc3390\" }\n[[routes]]\nprefix = \"default\"\npolicy = \"a\"\n\
+             [[routes]]\nprefix = \"198.18.0.0/16\"\npolicy = \"a\"\n[[routes]]\nprefix = \"198.18.0.0/30\"\npolicy = \"a\"\n\
+             [[routes]]\nprefix = \"2001:db8::/32\"\npolicy = \"a\"\n",
+        )
+        .unwrap();
+        let at = |a: &str| route_for(&f.routes, a.parse().unwrap());
+        assert_eq!(at("198.18.0.2"), Some(2));
+        assert_eq!(at("198.18.0.6"), Some(1));
+        assert_eq!(at("10.0.0.1"), Some(0));
+        assert_eq!(at("2001:db8::1"), Some(3));
+        assert_eq!(at("::1"), Some(0));
+        assert_eq!(route_for(&f.routes[1..], "10.0.0.1".parse().unwrap()), None);
+    }
+
+    #[test]
+    fn simulated_hosts_have_the_emulators_addresses() {
+        use crate::scenario::{GroupNodes, GroupSide};
+        let g = |name: &str, side, nodes: Vec<u32>| GroupNodes { name: name.into(), side, nodes, access: vec![] };
+        let groups =
+            [g("c", GroupSide::Left, vec![2, 3]), g("s", GroupSide::Right, vec![4]), g("d", GroupSide::Left, vec![5])];
+        // Left hosts first (both left groups, in order), then right: g = 0, 1, 2 (node 5), 3 (node 4).
+        let a: Vec<(u32, String)> = sim_host_addresses(&groups).into_iter().map(|(n, a)| (n, a.to_string())).collect();
+        let want = [(2, "198.18.0.2"), (3, "198.18.0.6"), (5, "198.18.0.10"), (4, "198.18.0.14")];
+        assert_eq!(a, want.map(|(n, s)| (n, s.to_string())));
     }
 }

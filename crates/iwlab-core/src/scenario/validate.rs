@@ -127,6 +127,7 @@ pub(crate) struct Resolved {
     pub loss: Option<(f64, Direction)>,
     pub groups: Vec<GroupR>,
     pub iw: BTreeMap<String, IwConfig>,
+    pub iw_routes: Vec<super::policy_file::Route>,
     pub apps: Vec<AppR>,
 }
 
@@ -192,6 +193,7 @@ impl Scenario {
         // The scenario-level options on their own, so their errors name `tcp.…`.
         tcp_config(&TcpSpec::default(), &self.tcp, &|f| format!("tcp.{f}"))?;
         let iw = iw_section(&self.iw)?;
+        let iw_routes = super::policy_file::validate_routes(&self.iw.routes, &iw, "iw.routes")?;
         let mut apps = Vec::new();
         for (i, a) in self.apps.iter().enumerate() {
             apps.push(self.app(a, i, &groups, &iw, &forward, &reverse)?);
@@ -205,6 +207,7 @@ impl Scenario {
             loss,
             groups,
             iw,
+            iw_routes,
             apps,
         })
     }

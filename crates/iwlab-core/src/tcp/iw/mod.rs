@@ -13,6 +13,7 @@ pub mod fixed;
 pub mod learned;
 pub mod rfc3390;
 pub mod rfc6928;
+pub mod routed;
 pub mod size_based;
 
 use crate::engine::{SimDuration, SimTime};
@@ -23,6 +24,7 @@ pub use fixed::Fixed;
 pub use learned::Learned;
 pub use rfc3390::Rfc3390;
 pub use rfc6928::Rfc6928;
+pub use routed::{RouteTable, Routed};
 pub use size_based::SizeBased;
 
 /// A destination as policies key their per-destination state: opaque to them. In the
@@ -135,25 +137,27 @@ impl IwConfig {
         &["fixed", "rfc3390", "rfc6928", "rfc6928-fallback", "size-based", "aimd", "learned"];
 
     pub fn build(&self) -> AnyIw {
-        match *self {
-            IwConfig::Fixed { segments } => AnyIw::Fixed(Fixed::new(segments)),
-            IwConfig::Rfc3390 => AnyIw::Rfc3390(Rfc3390),
-            IwConfig::Rfc6928 => AnyIw::Rfc6928(Rfc6928),
+        let imp = match *self {
+            IwConfig::Fixed { segments } => IwImpl::Fixed(Fixed::new(segments)),
+            IwConfig::Rfc3390 => IwImpl::Rfc3390(Rfc3390),
+            IwConfig::Rfc6928 => IwImpl::Rfc6928(Rfc6928),
             IwConfig::Rfc6928Fallback { expiry, max_entries } => {
-                AnyIw::Rfc6928Fallback(Rfc6928Fallback::with_capacity(expiry, max_entries as usize))
+                IwImpl::Rfc6928Fallback(Rfc6928Fallback::with_capacity(expiry, max_entries as usize))
             }
-            IwConfig::SizeBased { theta_bytes, v, min_iw } => AnyIw::SizeBased(SizeBased::new(theta_bytes, v, min_iw)),
+            IwConfig::SizeBased { theta_bytes, v, min_iw } => IwImpl::SizeBased(SizeBased::new(theta_bytes, v, min_iw)),
             IwConfig::Aimd { initial, min, max, step, raise_after } => {
-                AnyIw::Aimd(Aimd::new(initial, min, max, step, raise_after))
+                IwImpl::Aimd(Aimd::new(initial, min, max, step, raise_after))
             }
             IwConfig::Learned { initial, min, max, samples, percentile } => {
-                AnyIw::Learned(Learned::new(initial, min, max, samples, percentile))
+                IwImpl::Learned(Learned::new(initial, min, max, samples, percentile))
             }
-        }
+        };
+        AnyIw { imp, log: None }
     }
 }
 
-pub enum AnyIw {
+/// The policy implementations.
+pub enum IwImpl {
     Fixed(Fixed),
     Rfc3390(Rfc3390),
     Rfc6928(Rfc6928),
@@ -161,40 +165,112 @@ pub enum AnyIw {
     SizeBased(SizeBased),
     Aimd(Aimd),
     Learned(Learned),
+    /// A host's policies by destination route (`routed.rs`); built from `[[iw.routes]]`.
+    Routed(Box<Routed>),
 }
 
 macro_rules! each_iw {
     ($self:ident, $p:ident => $e:expr) => {
-        match $self {
-            AnyIw::Fixed($p) => $e,
-            AnyIw::Rfc3390($p) => $e,
-            AnyIw::Rfc6928($p) => $e,
-            AnyIw::Rfc6928Fallback($p) => $e,
-            AnyIw::SizeBased($p) => $e,
-            AnyIw::Aimd($p) => $e,
-            AnyIw::Learned($p) => $e,
+        match &mut $self.imp {
+            IwImpl::Fixed($p) => $e,
+            IwImpl::Rfc3390($p) => $e,
+            IwImpl::Rfc6928($p) => $e,
+            IwImpl::Rfc6928Fallback($p) => $e,
+            IwImpl::SizeBased($p) => $e,
+            IwImpl::Aimd($p) => $e,
+            IwImpl::Learned($p) => $e,
+            IwImpl::Routed($p) => $e,
         }
     };
 }
 
+macro_rules! each_iw_ref {
+    ($self:ident, $p:ident => $e:expr) => {
+        match &$self.imp {
+            IwImpl::Fixed($p) => $e,
+            IwImpl::Rfc3390($p) => $e,
+            IwImpl::Rfc6928($p) => $e,
+            IwImpl::Rfc6928Fallback($p) => $e,
+            IwImpl::SizeBased($p) => $e,
+            IwImpl::Aimd($p) => $e,
+            IwImpl::Learned($p) => $e,
+            IwImpl::Routed($p) => $e,
+        }
+    };
+}
+
+/// A policy as the simulation holds it: the implementation, and optionally a record of every
+/// decision and event (for `iw_events` tables and for replaying a run into the same policy
+/// code elsewhere). Recording changes no answer.
+pub struct AnyIw {
+    pub imp: IwImpl,
+    log: Option<Vec<IwRecord>>,
+}
+
+/// What a policy was asked or told, in order: one row per decision (`Iw`, `Restart`) or event.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub struct IwRecord {
+    pub now: SimTime,
+    pub dst: DstKey,
+    pub what: IwRecordKind,
+}
+
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum IwRecordKind {
+    /// `initial_window` answered `window` bytes.
+    Iw { mss: u64, declared_size: Option<u64>, window: u64 },
+    /// `restart_window` answered `window` bytes.
+    Restart { mss: u64, iw_loss_bytes: Option<u64>, window: u64 },
+    /// `learn` was given this event.
+    Event(IwEventKind),
+}
+
+impl AnyIw {
+    /// A host's policy by destination route.
+    pub fn routed(r: Routed) -> Self {
+        AnyIw { imp: IwImpl::Routed(Box::new(r)), log: None }
+    }
+    /// Starts recording every decision and event.
+    pub fn record(&mut self) {
+        self.log.get_or_insert_with(Vec::new);
+    }
+    /// What was recorded (empty unless `record` was called).
+    pub fn records(&self) -> &[IwRecord] {
+        self.log.as_deref().unwrap_or(&[])
+    }
+}
+
 impl IwPolicy for AnyIw {
     fn initial_window(&mut self, ctx: &IwContext) -> u64 {
-        each_iw!(self, p => p.initial_window(ctx))
+        let window = each_iw!(self, p => p.initial_window(ctx));
+        if let Some(log) = &mut self.log {
+            let what = IwRecordKind::Iw { mss: ctx.mss, declared_size: ctx.declared_size, window };
+            log.push(IwRecord { now: ctx.now, dst: ctx.dst, what });
+        }
+        window
     }
     fn restart_window(&mut self, ctx: &IwContext, iw_loss_bytes: Option<u64>) -> u64 {
-        each_iw!(self, p => p.restart_window(ctx, iw_loss_bytes))
+        let window = each_iw!(self, p => p.restart_window(ctx, iw_loss_bytes));
+        if let Some(log) = &mut self.log {
+            let what = IwRecordKind::Restart { mss: ctx.mss, iw_loss_bytes, window };
+            log.push(IwRecord { now: ctx.now, dst: ctx.dst, what });
+        }
+        window
     }
     fn learn(&mut self, ev: &IwEvent) {
+        if let Some(log) = &mut self.log {
+            log.push(IwRecord { now: ev.now, dst: ev.dst, what: IwRecordKind::Event(ev.kind) });
+        }
         each_iw!(self, p => p.learn(ev))
     }
     fn name(&self) -> &'static str {
-        each_iw!(self, p => p.name())
+        each_iw_ref!(self, p => p.name())
     }
     fn describe(&self, dst: DstKey, now: SimTime) -> serde_json::Value {
-        each_iw!(self, p => p.describe(dst, now))
+        each_iw_ref!(self, p => p.describe(dst, now))
     }
     fn export_state(&self) -> serde_json::Value {
-        each_iw!(self, p => p.export_state())
+        each_iw_ref!(self, p => p.export_state())
     }
     fn import_state(&mut self, v: &serde_json::Value) -> Result<(), String> {
         each_iw!(self, p => p.import_state(v))
