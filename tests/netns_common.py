@@ -34,3 +34,23 @@ def leftovers(prefix: str) -> tuple[list[str], list[list[str]]]:
 
     names = [n for n in run("ip", "netns", "list").stdout.split() if n.startswith(prefix)]
     return names, [p.cmdline() for p in psutil.Process().children(recursive=True)]
+
+
+DELAY_LINE = Path(__file__).with_name("delay_line.py")
+
+
+def start_delay_line(ns_a: str, dev_a: str, ns_b: str, dev_b: str, delay_ms: int) -> subprocess.Popen:
+    """tests/delay_line.py between two namespaces; returns once its TUN devices exist."""
+    import sys
+
+    p = subprocess.Popen([sys.executable, str(DELAY_LINE), ns_a, dev_a, ns_b, dev_b, str(delay_ms)],
+                         stdout=subprocess.PIPE, text=True)
+    assert p.stdout.readline().strip() == "ready"
+    return p
+
+
+def stop_delay_line(p: subprocess.Popen | None) -> None:
+    if p is not None:
+        p.terminate()
+        p.wait(timeout=10)
+        p.stdout.close()

@@ -8,7 +8,12 @@ snapshot as `iwlab watch` resumes from its state file) and (b) through
 every event must be the same. Two sequences: the one `iwlab watch --record` wrote during the
 namespace run of tests/test_deploy_watch.py (aimd from IW 30 behind a small-buffer
 bottleneck; tests/data/watch-aimd-events.jsonl), and a longer one made here over four policy
-kinds and three prefixes, with times that cross the fallback cache's expiry. No root needed.
+kinds and three prefixes, with times that cross the fallback cache's expiry.
+
+And the simulator itself: a simulated run records every IW event and every IW its senders
+chose (`iw_events`); each sending host's events go through the watcher's decision path, one
+watcher per host, and at every connection the watcher's IW is the one the simulator used.
+No root needed.
 """
 
 from __future__ import annotations
@@ -24,15 +29,7 @@ from iwlab.deploy.watch import Decisions, events_for
 from iwlab.policy import Decider, parse_policy, replay
 
 DATA = Path(__file__).with_name("data")
-RECORDED_POLICY = """
-[iw.policies]
-aimd = { kind = "aimd", initial = 30, min = 3, max = 30, step = 1, raise_after = 1000 }
-
-[[routes]]
-prefix = "10.78.2.0/24"
-policy = "aimd"
-congctl = "cubic"
-"""
+RECORDED_POLICY = (DATA / "watch-aimd-policy.toml").read_text()
 MIXED_POLICY = """
 [iw.policies]
 fb = { kind = "rfc6928-fallback", expiry = "2s" }
@@ -132,3 +129,47 @@ def test_the_watcher_decides_as_the_simulators_policy(which):
         for prefix in ("10.1.0.0/16", "10.2.0.0/16", "default"):
             seen = {iw for r, iw in zip(records, sim) if r["dst"] == prefix}
             assert len(seen) > 1, (prefix, seen)
+
+
+# rfc6928 made small and lossy (as tests/test_policy.py): 8 clients behind 6-packet access
+# buffers, so IW10 loses packets in its first flight
+SMALL = ["duration=40s", "warmup=0s", "topology.left[0].count=8", "apps[0].count=8",
+         'topology.left[0].access.queue.limit="6pkt"']
+
+
+@pytest.mark.parametrize("spec", ['{ kind = "rfc6928-fallback", expiry = "10s" }',
+                                  '{ kind = "aimd", initial = 10, min = 2, max = 16, raise_after = 2 }'])
+def test_the_watcher_decides_as_the_simulator_did_in_a_run(spec):
+    import iwlab
+    from iwlab.policy import sim_replay_records, with_policy
+
+    # the clients are 198.18.0.2, .6, … .30 (the emulator's addresses): one prefix covers them
+    pf = parse_policy(f'[iw.policies]\np = {spec}\n[[routes]]\nprefix = "198.18.0.0/27"\npolicy = "p"\n')
+    run = iwlab.run(with_policy(iwlab.load("rfc6928", sets=SMALL), pf), iw_events=True)
+    per_host = sim_replay_records(pf, run.iw_events)
+    assert per_host
+    compared, seen = 0, set()
+    for host, records in sorted(per_host.items()):
+        d = Decisions(pf, Decider(pf))  # this host's watcher
+        for i, rec in enumerate(records):
+            if i == len(records) // 2:  # the watcher restarts half-way, from its snapshot
+                iw, mss = dict(d.iw), dict(d.mss)
+                d = Decisions(pf, Decider.restore(pf, d.decider.snapshot()))
+                d.iw.update(iw)
+                d.mss.update(mss)
+            name, t = rec["dst"], rec["time_ns"]
+            if rec["kind"] == "iw":  # a connection starts: the IW the watcher has put on the route
+                # (the run's flows declare their sizes; these policies do not use them, and a
+                # route carries one IW per prefix)
+                d.mss[name] = rec["mss"]
+                change = d.check(name, t)
+                if change is not None:
+                    d.iw[name] = change[1]
+                assert d.iw[name] == rec["sim_iw_bytes"] // rec["mss"], (host, rec)
+                compared += 1
+                seen.add(d.iw[name])
+            else:
+                change = d.learn(name, t, {k: v for k, v in rec.items() if k not in ("time_ns", "dst")})
+                if change is not None:
+                    d.iw[name] = change[1]
+    assert compared > 20 and len(seen) >= 2, (compared, seen)  # the policy did change its decision

@@ -247,3 +247,33 @@ def nothing_left_behind():
     yield
     left = leftovers(f"iwd{PID}")
     assert left == ([], []), left
+
+
+def test_apply_with_a_flow_iw_cgroup_attaches_the_programs_and_rollback_detaches_them(ns, tmp_path):
+    """A size-based route: apply sets the route's initcwnd to MinIW (the IW of an undeclared
+    size) and attaches the per-flow IW programs to the cgroup (max IW = V); rollback undoes both."""
+    from iwlab.deploy import flow_iw
+
+    try:
+        flow_iw.binary()
+    except flow_iw.FlowIwError:
+        pytest.skip("iwlab-bpf is not built (make bpf)")
+    if not (flow_iw.CGROUP_ROOT / "cgroup.procs").exists():
+        pytest.skip(f"no cgroup2 hierarchy at {flow_iw.CGROUP_ROOT}")
+    cgroup, state = f"iwd{PID}cg", tmp_path / "state.sqlite"
+    policy = tmp_path / "sized.toml"
+    policy.write_text('[iw.policies]\nsized = { kind = "size-based", theta = "20kB", v = 10, min_iw = 4 }\n'
+                      '[[routes]]\nprefix = "10.77.2.0/24"\npolicy = "sized"\n')
+    before = routes()
+    try:
+        out = iwlab("apply", str(policy), "--flow-iw-cgroup", cgroup, "--json", state=state)
+        assert json.loads(out.stdout)["flow_iw"]["config"] == {"default_iw": 0, "max_iw": 10, "created_cgroup": True}
+        assert re.search(r"10\.77\.2\.0/24 via 10\.77\.1\.2 dev v0 .*proto 73 .*initcwnd 4", routes())
+        assert flow_iw.status(cgroup)["attached"]
+        out = iwlab("rollback", "--flow-iw-cgroup", cgroup, state=state)
+        assert "programs detached from cgroup" in out.stdout
+        assert routes() == before and not flow_iw.status(cgroup)["attached"]
+        assert not (flow_iw.CGROUP_ROOT / cgroup).exists()
+    finally:
+        if (flow_iw.CGROUP_ROOT / cgroup).exists():
+            flow_iw.detach(cgroup)

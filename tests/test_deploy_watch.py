@@ -31,7 +31,7 @@ import pytest
 
 from iwlab.deploy import netlink
 from iwlab.emulate import pcap
-from netns_common import delete_namespaces, leftovers, run
+from netns_common import delete_namespaces, leftovers, run, start_delay_line, stop_delay_line
 
 pytestmark = pytest.mark.deploy
 
@@ -41,7 +41,6 @@ PID = os.getpid()
 NS_S, NS_M, NS_C = f"iwd{PID}s", f"iwd{PID}m", f"iwd{PID}c"
 SERVER, CLIENT = "10.78.1.1", "10.78.2.1"
 DEV_M, DEV_C = f"iwd{PID}mt", f"iwd{PID}ct"  # TUN devices of the delay line
-DELAY_LINE = Path(__file__).with_name("delay_line.py")
 DELAY_MS = 10
 RESPONSE = 14_000  # ten segments of 1448 bytes: all of it in IW 10
 POLICY = """
@@ -78,9 +77,7 @@ def net():
                 run("ip", "netns", "exec", ns, "sysctl", "-qw", key)
             run("ip", "-n", ns, "link", "set", "lo", "up")
         run("ip", "netns", "exec", NS_M, "sysctl", "-qw", "net.ipv4.ip_forward=1")
-        line = subprocess.Popen([sys.executable, str(DELAY_LINE), NS_M, DEV_M, NS_C, DEV_C, str(DELAY_MS)],
-                                stdout=subprocess.PIPE, text=True)
-        assert line.stdout.readline().strip() == "ready"
+        line = start_delay_line(NS_M, DEV_M, NS_C, DEV_C, DELAY_MS)
         run("ip", "-n", NS_S, "link", "add", "s0", "type", "veth", "peer", "name", "m0", "netns", NS_M)
         for ns, dev, addr in ((NS_S, "s0", "10.78.1.1/24"), (NS_M, "m0", "10.78.1.2/24"), (NS_C, "lo", f"{CLIENT}/32")):
             run("ip", "-n", ns, "addr", "add", addr, "dev", dev)
@@ -95,10 +92,7 @@ def net():
             "burst", "1600", "limit", "9000")
         yield
     finally:
-        if line is not None:
-            line.terminate()
-            line.wait(timeout=10)
-            line.stdout.close()
+        stop_delay_line(line)
         delete_namespaces(NS_S, NS_M, NS_C)
 
 
@@ -298,15 +292,7 @@ def test_a_long_connection_s_iw_loss_is_seen_by_a_poll(net, tmp_path):
     assert run("ip", "-n", NS_S, "-d", "route", "show", "table", "all").stdout == before
 
 
-AIMD_POLICY = """
-[iw.policies]
-aimd = { kind = "aimd", initial = 30, min = 3, max = 30, step = 1, raise_after = 1000 }
-
-[[routes]]
-prefix = "10.78.2.0/24"
-policy = "aimd"
-congctl = "cubic"
-"""
+AIMD_POLICY = (Path(__file__).with_name("data") / "watch-aimd-policy.toml").read_text()
 
 
 def test_aimd_from_initcwnd_30_halves_until_the_first_flight_fits(net, tmp_path):

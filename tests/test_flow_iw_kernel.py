@@ -27,7 +27,7 @@ import pytest
 from iwlab.deploy import flow_iw, flow_iw_marks
 from iwlab.deploy.flow_iw_app import FlowSizePolicy
 from iwlab.emulate import pcap
-from netns_common import delete_namespaces, run
+from netns_common import delete_namespaces, run, start_delay_line, stop_delay_line
 
 pytestmark = pytest.mark.deploy
 
@@ -38,7 +38,6 @@ PID = os.getpid()
 NS_S, NS_C = f"iwb{PID}s", f"iwb{PID}c"
 DEV_S, DEV_C = f"iwb{PID}st", f"iwb{PID}ct"  # TUN devices of the delay line
 CLIENT, SERVICE = "198.18.200.2", "198.18.201.1"
-DELAY_LINE = Path(__file__).with_name("delay_line.py")
 DELAY_MS = 20
 CGROUP = f"iwlab-bpf-{PID}"
 PIN_ROOT = Path(f"/sys/fs/bpf/iwlab-bpf-{PID}")
@@ -89,9 +88,7 @@ def net():
             run("ip", "netns", "add", ns)
             run("ip", "-n", ns, "link", "set", "lo", "up")
             run("ip", "netns", "exec", ns, "sysctl", "-qw", "net.ipv4.conf.all.rp_filter=0")
-        line = subprocess.Popen([sys.executable, str(DELAY_LINE), NS_S, DEV_S, NS_C, DEV_C, str(DELAY_MS)],
-                                stdout=subprocess.PIPE, text=True)
-        assert line.stdout.readline().strip() == "ready"
+        line = start_delay_line(NS_S, DEV_S, NS_C, DEV_C, DELAY_MS)
         for ns, dev, own, peer in ((NS_S, DEV_S, SERVICE, CLIENT), (NS_C, DEV_C, CLIENT, SERVICE)):
             run("ip", "-n", ns, "addr", "add", f"{own}/32", "dev", "lo")
             run("ip", "-n", ns, "link", "set", dev, "up")
@@ -100,10 +97,7 @@ def net():
         run("ip", "-n", NS_C, "route", "add", "default", "dev", DEV_C, "src", CLIENT)
         yield
     finally:
-        if line is not None:
-            line.terminate()
-            line.wait(timeout=10)
-            line.stdout.close()
+        stop_delay_line(line)
         delete_namespaces(NS_S, NS_C)
 
 

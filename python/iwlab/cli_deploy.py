@@ -12,6 +12,8 @@ import typer
 H_NETNS = "network namespace (/run/netns/NAME); default: the root namespace"
 H_STATE = "SQLite state file"
 H_JSON = "print JSON instead of text"
+H_FLOW_IW = ("cgroup whose applications set per-flow IWs (size-based routes): apply attaches iwlab's eBPF "
+             "programs there, rollback detaches them (docs/deploy.md, Per-flow IW)")
 DEFAULT_STATE = "/var/lib/iwlab/deploy.sqlite"  # = iwlab.deploy.state.DEFAULT_STATE (not imported: start-up time)
 
 
@@ -58,12 +60,23 @@ def _open(netns: Optional[str], state: Path, create: bool = True):
     return netlink.open_ipr(netns), State(state, create=create)
 
 
+def _flow_iw(call) -> Any:
+    """Runs a flow_iw hook; its errors are deploy errors (exit 1, or 2 for bad input)."""
+    from iwlab.deploy import flow_iw
+
+    try:
+        return call(flow_iw)
+    except flow_iw.FlowIwError as e:
+        _fail(e)
+
+
 def _print(out: dict[str, Any], as_json: bool, text: str) -> None:
     typer.echo(json.dumps(out, indent=2, sort_keys=True) if as_json else text)
 
 
 def plan_cmd(policy: Path = typer.Argument(..., help="policy file (TOML; docs/deploy.md)"),
              netns: Optional[str] = typer.Option(None, "--netns", help=H_NETNS),
+             flow_iw_cgroup: Optional[str] = typer.Option(None, "--flow-iw-cgroup", help=H_FLOW_IW),
              state: Path = typer.Option(DEFAULT_STATE, "--state", help=H_STATE),
              as_json: bool = typer.Option(False, "--json", help=H_JSON)) -> None:
     """Show exactly which routes `apply` would change, and change nothing."""
@@ -71,11 +84,16 @@ def plan_cmd(policy: Path = typer.Argument(..., help="policy file (TOML; docs/de
     from iwlab.deploy.state import State
 
     with _Errors():
-        p = ops.plan(_load(policy), netns, state)
+        pf = _load(policy)
+        p = ops.plan(pf, netns, state)
         pending = State(state).generations(netns, ("pending",)) if state.exists() else []
         note = (f"\n(generation {pending[-1]['id']} was interrupted; the next apply/rollback restores it first)"
                 if pending else "")
-        _print({"edits": [e.to_json() for e in p.edits]}, as_json, p.describe() + note)
+        hook = _flow_iw(lambda fi: fi.apply_hook(pf, flow_iw_cgroup, dry_run=True))
+        if hook:
+            note += (f"\nper-flow IW: programs on cgroup {hook['cgroup']} (max IW {hook['max_iw']}; "
+                     f"{'attached now' if hook['attached_now'] else 'not attached now'})")
+        _print({"edits": [e.to_json() for e in p.edits], "flow_iw": hook}, as_json, p.describe() + note)
 
 
 def apply_cmd(policy: Optional[Path] = typer.Argument(None, help="policy file (TOML; docs/deploy.md)"),
@@ -84,6 +102,7 @@ def apply_cmd(policy: Optional[Path] = typer.Argument(None, help="policy file (T
                                                       "`iwlab apply --confirm` is run meanwhile"),
               confirm: bool = typer.Option(False, "--confirm", help="keep the change a running --try made"),
               netns: Optional[str] = typer.Option(None, "--netns", help=H_NETNS),
+              flow_iw_cgroup: Optional[str] = typer.Option(None, "--flow-iw-cgroup", help=H_FLOW_IW),
               state: Path = typer.Option(DEFAULT_STATE, "--state", help=H_STATE),
               as_json: bool = typer.Option(False, "--json", help=H_JSON)) -> None:
     """Set the routes' initcwnd (and initrwnd, congctl) as the policy file says: all or nothing,
@@ -109,12 +128,22 @@ def apply_cmd(policy: Optional[Path] = typer.Argument(None, help="policy file (T
                 _fail(f"{e}; allowed e.g. 60s, 2min", usage=True)
             if seconds <= 0:
                 _fail(f"--try = {try_!r}: allowed a duration > 0", usage=True)
-        done = ops.apply(_load(policy), netns, state, try_seconds=seconds)
+        pf = _load(policy)
+        done = ops.apply(pf, netns, state, try_seconds=seconds)
         p, gid, notes = done.plan, done.generation, done.recovered
         for n in notes:
             typer.echo(n, err=True)
+        try:
+            hook = _flow_iw(lambda fi: fi.apply_hook(pf, flow_iw_cgroup))
+        except Exception:
+            if gid is not None:  # all or nothing: the routes of this apply go back too
+                ops.rollback(netns, state)
+            raise
         text = p.describe() if gid is None else f"applied (generation {gid}): " + p.describe()
-        _print({"generation": gid, "edits": [e.to_json() for e in p.edits], "recovered": notes}, as_json, text)
+        if hook:
+            text += f"\nper-flow IW: programs on cgroup {hook['cgroup']} ({'changed' if hook.get('changed') else 'unchanged'})"
+        _print({"generation": gid, "edits": [e.to_json() for e in p.edits], "recovered": notes, "flow_iw": hook},
+               as_json, text)
         if gid is not None and seconds is not None:
             typer.echo(f"trying for {seconds:g} s: run `iwlab apply --confirm{' --netns ' + netns if netns else ''}"
                        f"{' --state ' + str(state) if str(state) != DEFAULT_STATE else ''}` to keep it", err=True)
@@ -127,6 +156,7 @@ def apply_cmd(policy: Optional[Path] = typer.Argument(None, help="policy file (T
 
 
 def rollback_cmd(netns: Optional[str] = typer.Option(None, "--netns", help=H_NETNS),
+                 flow_iw_cgroup: Optional[str] = typer.Option(None, "--flow-iw-cgroup", help=H_FLOW_IW),
                  state: Path = typer.Option(DEFAULT_STATE, "--state", help=H_STATE),
                  as_json: bool = typer.Option(False, "--json", help=H_JSON)) -> None:
     """Restore the routes as they were before the last apply (or watcher change)."""
@@ -134,7 +164,9 @@ def rollback_cmd(netns: Optional[str] = typer.Option(None, "--netns", help=H_NET
 
     with _Errors():
         out = ops.rollback(netns, state)
-        _print({"generation": out.generation, "edits": out.edits, "message": out.message}, as_json, out.message)
+        hook = _flow_iw(lambda fi: fi.rollback_hook(flow_iw_cgroup))
+        msg = out.message + (f"\nper-flow IW: programs detached from cgroup {flow_iw_cgroup}" if hook else "")
+        _print({"generation": out.generation, "edits": out.edits, "message": out.message, "flow_iw": hook}, as_json, msg)
 
 
 watch_app = typer.Typer(name="watch", help="Watch TCP connections, detect IW loss (RFC 6928), fall back.")
@@ -155,7 +187,11 @@ def watch_cmd(ctx: typer.Context,
     """Run the watcher in the foreground (Ctrl-C or SIGTERM stops it)."""
     if ctx.invoked_subcommand is not None:
         return
+    import logging
+
     from iwlab.deploy import watch
+
+    logging.basicConfig(format="iwlab watch: %(message)s", level=logging.WARNING)  # stderr (journald)
 
     with _Errors():
         if interval <= 0:

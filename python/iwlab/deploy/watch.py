@@ -30,7 +30,6 @@ import logging
 import os
 import select
 import signal
-import socket
 import time
 from typing import Any
 
