@@ -591,7 +591,7 @@ fn unknown_recovery_lists_the_names_and_sack_recovery_needs_sack() {
 }
 
 #[test]
-fn rack_and_tlp_need_sack_and_rack_brings_tlp_unless_switched_off() {
+fn rack_and_tlp_need_sack() {
     let e = reject(&edit("rfc2415", "recovery = \"reno\"", "recovery = \"rack\""));
     assert_mentions(&e, &["tcp.recovery = \"rack\"", "sack = true with it (RACK needs SACK)"]);
     let e = reject(&edit("rfc2415", "recovery = \"reno\"", "recovery = \"reno\"\ntlp = true"));

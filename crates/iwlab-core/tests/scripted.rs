@@ -221,11 +221,14 @@ fn reno_two_drops_leaves_recovery_on_the_partial_ack() {
 
 #[test]
 fn sack_two_drops_repairs_both_holes_before_any_cumulative_ack() {
-    let (sc, sent) = two_drops(RecoveryKind::Sack, true);
-    let rtx: Vec<u64> = sent.iter().copied().filter(|&k| k <= 10).collect();
-    assert_eq!(rtx, vec![2, 5], "both holes retransmitted while the cumulative ACK is stuck at 2");
-    assert_eq!(sc.ep.sender.stats.timeouts, 0);
-    assert_eq!(sc.ep.sender.stats.fast_retransmits, 1);
+    // RACK (RFC 8985) too: it marks both holes lost once three segments above are SACKed.
+    for kind in [RecoveryKind::Sack, RecoveryKind::Rack] {
+        let (sc, sent) = two_drops(kind, true);
+        let rtx: Vec<u64> = sent.iter().copied().filter(|&k| k <= 10).collect();
+        assert_eq!(rtx, vec![2, 5], "{kind:?}: both holes retransmitted while the cumulative ACK is stuck at 2");
+        assert_eq!(sc.ep.sender.stats.timeouts, 0);
+        assert_eq!(sc.ep.sender.stats.fast_retransmits, 1);
+    }
 }
 
 #[test]
@@ -540,13 +543,4 @@ fn a_duplicate_ack_without_sack_ends_the_tlp_episode_without_reduction() {
     sc.ack_at(ms(600), s(11), &[]);
     assert_eq!(sc.ep.sender.stats.tlp_repairs, 0);
     assert!(sc.cwnd() >= cwnd);
-}
-
-#[test]
-fn rack_two_drops_repairs_both_holes_before_any_cumulative_ack() {
-    let (sc, sent) = two_drops(RecoveryKind::Rack, true);
-    let rtx: Vec<u64> = sent.iter().copied().filter(|&k| k <= 10).collect();
-    assert_eq!(rtx, vec![2, 5], "RACK marks both holes lost once three segments above are SACKed");
-    assert_eq!(sc.ep.sender.stats.timeouts, 0);
-    assert_eq!(sc.ep.sender.stats.fast_retransmits, 1);
 }
