@@ -389,7 +389,7 @@ pub struct TcpSpec {
     /// SYN / SYN-ACK retransmissions before a connection gives up (default 6).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub syn_retries: Option<u32>,
-    /// Proportional Rate Reduction (RFC 6937) for cwnd during SACK-based recovery: `true`
+    /// Proportional Rate Reduction (RFC 6937) for cwnd during SACK or RACK recovery: `true`
     /// (= `"ssrb"`), `"crb"`, `"ssrb"`, `"linux"` (SSRB's extra segment only on ACKs that
     /// advance snd.una), or `false` (default false: RFC 6675's cwnd = ssthresh).
     #[serde(default, skip_serializing_if = "Option::is_none")]

@@ -121,6 +121,9 @@ pub(crate) fn tcp_config(base: &TcpSpec, over: &TcpSpec, path_of: &dyn Fn(&str) 
             if s.recovery.as_deref().is_some_and(|r| r != "sack" && r != "rack") {
                 p.prr = None;
             }
+            if s.cc.as_deref().is_some_and(|c| c != "cubic") {
+                p.hystart = None; // Linux's HyStart is CUBIC's (tcp_cubic.c)
+            }
             merge(&p, &s)
         }
     };
