@@ -43,7 +43,12 @@ fn case() -> impl Strategy<Value = Case> {
                 (200u64..=20_000, 1u64..=60, 2u32..=60, prop_oneof![Just(0.0), 0.0f64..0.08]),
                 (
                     1u32..=12,
-                    prop_oneof![Just(RecoveryKind::Reno), Just(RecoveryKind::NewReno), Just(RecoveryKind::Sack)],
+                    prop_oneof![
+                        Just(RecoveryKind::Reno),
+                        Just(RecoveryKind::NewReno),
+                        Just(RecoveryKind::Sack),
+                        Just(RecoveryKind::Rack)
+                    ],
                 ),
                 (any::<bool>(), any::<bool>(), any::<bool>()),
                 prop::collection::vec((1u64..=3_000, 0u64..=200_000), hosts),
@@ -101,7 +106,8 @@ fn run_case(c: &Case) -> (Simulation, Vec<Arc<Mutex<Log>>>) {
     }
     let cfg = TcpConfig {
         recovery: c.recovery,
-        sack: c.recovery == RecoveryKind::Sack,
+        sack: matches!(c.recovery, RecoveryKind::Sack | RecoveryKind::Rack),
+        tlp: c.recovery == RecoveryKind::Rack,
         cc: if c.cubic { CcConfig::by_name("cubic").unwrap() } else { CcConfig::Reno },
         delayed_ack: c.delack.then_some(DelayedAck { segments: 2, timeout: ms(200) }),
         timestamps: c.timestamps,
