@@ -145,9 +145,9 @@ fn the_linux_profile_without_overrides_and_bad_profile_names() {
     let b = Scenario::from_toml_str(&reno).unwrap().build(None).unwrap();
     assert_eq!((b.apps[0].tcp.cc.clone(), b.apps[0].tcp.hystart), (CcConfig::Reno, None));
     let bad = PROFILE_SCENARIO.replace("profile = \"linux\"", "profile = \"bsd\"");
-    let e = Scenario::from_toml_str(&bad).err().expect("an error").to_string();
+    let e = Scenario::from_toml_str(&bad).expect_err("an error").to_string();
     assert!(e.contains("tcp.profile") && e.contains("bsd") && e.contains("linux"), "{e}");
     let bad = PROFILE_SCENARIO.replace("tcp = { prr = false, quickack = 0 }", "tcp = { prr = \"fast\" }");
-    let e = Scenario::from_toml_str(&bad).err().expect("an error").to_string();
+    let e = Scenario::from_toml_str(&bad).expect_err("an error").to_string();
     assert!(e.contains("apps[0].tcp.prr") && e.contains("crb"), "{e}");
 }
