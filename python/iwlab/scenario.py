@@ -281,7 +281,7 @@ class Tcp(_Model):
     pacing_ca_ratio: Optional[int] = Field(None, ge=1, le=10000, description="Percent otherwise (default 120)")
     paced_iw: Optional[bool] = Field(None, description="Spread the initial window over the handshake RTT (default false)")
     prr: Optional[_flag_or(Literal["crb", "ssrb", "linux"])] = Field(
-        None, description="RFC 6937 PRR in SACK recovery: true (= 'ssrb'), 'crb', 'ssrb', 'linux' or false (default)")
+        None, description="RFC 6937 PRR in SACK or RACK recovery: true (= 'ssrb'), 'crb', 'ssrb', 'linux' or false (default)")
     hystart: Optional[_flag_or(Literal["rfc9406", "hystart++", "linux"])] = Field(
         None, description="Slow-start exit on RTT rise: true (= 'rfc9406', HyStart++), 'linux' or false (default)")
     quickack: Optional[Count] = Field(None, description="Linux quick-ACK mode: first N ACKs at once; 0 = off (default)")

@@ -6,6 +6,7 @@ use iwlab_core::engine::{SimDuration, SimTime};
 use iwlab_core::tcp::config::{DelayedAck, RecoveryKind, TcpConfig};
 use iwlab_core::tcp::endpoint::{Endpoint, Outbox};
 use iwlab_core::tcp::iw::{AnyIw, IwConfig};
+use iwlab_core::tcp::recovery::prr::ReductionBound;
 use iwlab_core::tcp::segment::{Flags, SackBlocks, Segment};
 
 const MSS: u64 = 1000;
@@ -543,4 +544,118 @@ fn a_duplicate_ack_without_sack_ends_the_tlp_episode_without_reduction() {
     sc.ack_at(ms(600), s(11), &[]);
     assert_eq!(sc.ep.sender.stats.tlp_repairs, 0);
     assert!(sc.cwnd() >= cwnd);
+}
+
+// ---------------------------------------------------------------------------------------
+// RFC 6937 PRR (`tcp.prr`): cwnd ACK by ACK in SACK and RACK recovery
+
+fn sack_cfg(prr: Option<ReductionBound>) -> TcpConfig {
+    TcpConfig {
+        mss: MSS as u32,
+        recovery: RecoveryKind::Sack,
+        sack: true,
+        limited_transmit: true,
+        delayed_ack: None,
+        prr,
+        ..TcpConfig::default()
+    }
+}
+
+/// RFC 6937 §3.1's first example in the engine: 20 segments in flight, the first lost, ACK j
+/// SACKs segment j + 1 (the RFC's segment j); returns (cwnd, segments sent) per ACK j = 1..19.
+fn single_loss(prr: Option<ReductionBound>) -> (Script, Vec<(u64, Vec<u64>)>) {
+    single_loss_with(&sack_cfg(prr))
+}
+
+fn single_loss_with(cfg: &TcpConfig) -> (Script, Vec<(u64, Vec<u64>)>) {
+    let (mut sc, first) = Script::with_config(cfg, 20, 60);
+    assert_eq!(seqs(&first), (1..=20).collect::<Vec<_>>());
+    let rows = (1..=19)
+        .map(|j| {
+            let sent = sc.ack_sack(s(1), &[(s(2), s(j + 2))]);
+            (sc.cwnd() / 100, seqs(&sent)) // cwnd in tenths of a segment
+        })
+        .collect();
+    (sc, rows)
+}
+
+#[test]
+fn prr_spreads_the_reduction_over_the_recovery_round_trip() {
+    let (mut sc, rows) = single_loss(Some(ReductionBound::SlowStart));
+    // ACKs 1-2: Limited Transmit (segments 21, 22), cwnd 20 unchanged.
+    assert_eq!(rows[0], (200, vec![21]));
+    assert_eq!(rows[1], (200, vec![22]));
+    // ACK 3 enters recovery: FlightSize 22 ⇒ ssthresh 11 segments; RecoverFS = 22 − 2
+    // segments SACKed before = 20. Each ACK delivers one segment; while pipe > ssthresh,
+    // sndcnt = CEIL(prr_delivered·11/20) − prr_out and cwnd = pipe + sndcnt (RFC 6937 §3,
+    // Linux tcp_cwnd_reduction()). ACK 3: 0.55 → forced to one segment, the retransmission.
+    let cwnd: Vec<u64> = rows[2..].iter().map(|r| r.0).collect();
+    assert_eq!(
+        cwnd,
+        [190, 181, 176, 172, 167, 163, 158, 154, 149, 145, 140, 136, 131, 127, 110, 110, 110],
+        "cwnd (tenths of a segment) after ACKs 3..19"
+    );
+    assert_eq!(rows[2].1, vec![1], "ACK 3: fast retransmit of segment 1");
+    let sent: Vec<(u64, Vec<u64>)> = rows
+        .iter()
+        .enumerate()
+        .skip(3)
+        .filter(|(_, r)| !r.1.is_empty())
+        .map(|(i, r)| (i as u64 + 1, r.1.clone()))
+        .collect();
+    // New data on ACKs 6, 8, 10, 12, 13, 15 (proportional part), then 18 and 19 (pipe ≤
+    // ssthresh: the slow-start reduction bound, sndcnt = ssthresh − pipe = 1).
+    assert_eq!(
+        sent,
+        [
+            (6, vec![23]),
+            (8, vec![24]),
+            (10, vec![25]),
+            (12, vec![26]),
+            (13, vec![27]),
+            (15, vec![28]),
+            (18, vec![29]),
+            (19, vec![30])
+        ]
+    );
+    // The cumulative ACK of everything sent before recovery ends it with cwnd = ssthresh.
+    sc.ack_sack(s(23), &[(s(23), s(31))]);
+    assert!(!sc.ep.sender.in_recovery);
+    assert_eq!(sc.cwnd(), 11 * MSS);
+}
+
+#[test]
+fn without_prr_rfc_6675_drops_cwnd_to_ssthresh_at_once_and_sends_nothing_for_half_a_round_trip() {
+    let (_, rows) = single_loss(None);
+    assert!(rows[2..].iter().all(|r| r.0 == 110), "cwnd = ssthresh = 11 from ACK 3 on");
+    // pipe (18 after ACK 3, −1 per ACK) must fall below 11 before anything new is sent.
+    let first_new = rows.iter().enumerate().skip(3).find(|(_, r)| !r.1.is_empty()).map(|(i, _)| i + 1);
+    assert_eq!(first_new, Some(12), "pipe 19 after the retransmission, −1 per ACK: 10 at ACK 12");
+}
+
+#[test]
+fn prr_burst_loss_conservative_vs_slow_start_bound() {
+    // RFC 6937 §3.1's second example: segments 1..=15 lost, ACKs for 16..20 return.
+    for (bound, per_ack) in [(ReductionBound::Conservative, 1), (ReductionBound::SlowStart, 2)] {
+        let (mut sc, _) = Script::with_config(&sack_cfg(Some(bound)), 20, 60);
+        sc.ack_sack(s(1), &[(s(16), s(17))]);
+        sc.ack_sack(s(1), &[(s(16), s(18))]);
+        for j in 3..=5 {
+            let sent = sc.ack_sack(s(1), &[(s(16), s(16 + j))]);
+            assert_eq!(sent.len(), per_ack, "{bound:?}: ACK {j}");
+            assert!(sent.iter().all(|x| x.retransmit), "{bound:?}: retransmissions");
+        }
+    }
+}
+
+#[test]
+fn prr_drives_cwnd_in_rack_recovery_too() {
+    // RACK marks segment 1 lost on the third SACK (DupThresh SACKed, no reordering: reo_wnd
+    // = 0, RFC 8985 §6.2 step 4), the same ACK as RFC 6675, and PRR then sets the same cwnd
+    // per ACK, with RACK's in-flight as pipe.
+    let cfg = TcpConfig { recovery: RecoveryKind::Rack, tlp: true, ..sack_cfg(Some(ReductionBound::SlowStart)) };
+    let (rack, rows) = single_loss_with(&cfg);
+    let (_, sack) = single_loss(Some(ReductionBound::SlowStart));
+    assert!(rack.ep.sender.in_recovery);
+    assert_eq!(rows, sack);
 }

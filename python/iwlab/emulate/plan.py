@@ -201,6 +201,8 @@ def merged_tcp(data: dict[str, Any], app: dict[str, Any] | None = None) -> dict[
             prof.update(recovery="newreno", prr=False, tlp=False)
         if over.get("recovery", "rack") not in ("sack", "rack"):
             prof["prr"] = False
+        if over.get("cc", "cubic") != "cubic":
+            prof["hystart"] = False  # Linux's HyStart is CUBIC's
         t.update(prof)
     t.update(over)
     return t

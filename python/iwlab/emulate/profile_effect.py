@@ -88,6 +88,7 @@ def main(argv: list[str] | None = None) -> None:
 
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--seeds", type=int, default=2)
+    p.add_argument("--first-seed", type=int, default=None, help="default: the scenario's")
     p.add_argument("--duration", default="40s")
     p.add_argument("--level", type=float, default=80.0)
     p.add_argument("--out", type=Path, required=True)
@@ -97,8 +98,10 @@ def main(argv: list[str] | None = None) -> None:
     rows = []
     for (pattern, prof), sc in variants(a.level).items():
         load_before = os.getloadavg()
-        cmp = compare(sc, seeds=a.seeds, duration=dur, out=a.out / f"{pattern}-{prof}", say=print)
-        row = dict(pattern=pattern, tcp=prof, load=load_before[0], **summarize(cmp))
+        cmp = compare(sc, seeds=a.seeds, duration=dur, out=a.out / f"{pattern}-{prof}", first_seed=a.first_seed,
+                      say=print)
+        row = dict(pattern=pattern, tcp=prof, load=load_before[0], seeds=cmp.seeds, **summarize(cmp),
+                   **{f"{m.metric} {k}": getattr(m, k) for m in cmp.metrics.itertuples() for k in ("sim", "emu")})
         print(json.dumps(row))
         (a.out / f"{pattern}-{prof}.txt").write_text(cmp.text())
         rows.append(row)

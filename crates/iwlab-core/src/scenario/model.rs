@@ -401,7 +401,7 @@ pub struct TcpSpec {
     /// Spread the initial window over the handshake RTT (default false).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub paced_iw: Option<bool>,
-    /// Proportional Rate Reduction (RFC 6937) for cwnd during SACK-based recovery: `true`
+    /// Proportional Rate Reduction (RFC 6937) for cwnd during SACK or RACK recovery: `true`
     /// (= `"ssrb"`), `"crb"`, `"ssrb"`, `"linux"` (SSRB's extra segment only on ACKs that
     /// advance snd.una), or `false` (default false: RFC 6675's cwnd = ssthresh).
     #[serde(default, skip_serializing_if = "Option::is_none")]

@@ -92,6 +92,23 @@ fn merge(base: &TcpSpec, over: &TcpSpec) -> TcpSpec {
     )
 }
 
+/// A `true | false | "name"` field: `true` = the RFC's variant `on`, `false` = off.
+fn variant<T>(
+    v: &Option<FlagOr>,
+    path: String,
+    on: T,
+    names: &[&str],
+    by_name: fn(&str) -> Result<T, String>,
+) -> R<Option<T>> {
+    match v {
+        None | Some(FlagOr::Flag(false)) => Ok(None),
+        Some(FlagOr::Flag(true)) => Ok(Some(on)),
+        Some(FlagOr::Name(n)) => by_name(n)
+            .map(Some)
+            .map_err(|_| ScenarioError::value(path, format!("{n:?}"), format!("true, false or one of {names:?}"))),
+    }
+}
+
 /// The engine's TCP options: engine defaults ← `base` ← `over`; `path_of(field)` names the
 /// table a value came from.
 pub(crate) fn tcp_config(base: &TcpSpec, over: &TcpSpec, path_of: &dyn Fn(&str) -> String) -> R<TcpConfig> {
@@ -111,6 +128,9 @@ pub(crate) fn tcp_config(base: &TcpSpec, over: &TcpSpec, path_of: &dyn Fn(&str) 
             }
             if s.recovery.as_deref().is_some_and(|r| r != "sack" && r != "rack") {
                 p.prr = None;
+            }
+            if s.cc.as_deref().is_some_and(|c| c != "cubic") {
+                p.hystart = None; // Linux's HyStart is CUBIC's (tcp_cubic.c)
             }
             merge(&p, &s)
         }
@@ -244,28 +264,9 @@ pub(crate) fn tcp_config(base: &TcpSpec, over: &TcpSpec, path_of: &dyn Fn(&str) 
             *slot = r;
         }
     }
-    c.prr = match &s.prr {
-        None | Some(FlagOr::Flag(false)) => None,
-        Some(FlagOr::Flag(true)) => Some(ReductionBound::SlowStart),
-        Some(FlagOr::Name(n)) => Some(ReductionBound::by_name(n).map_err(|_| {
-            ScenarioError::value(
-                path_of("prr"),
-                format!("{n:?}"),
-                format!("true, false or one of {:?}", ReductionBound::NAMES),
-            )
-        })?),
-    };
-    c.hystart = match &s.hystart {
-        None | Some(FlagOr::Flag(false)) => None,
-        Some(FlagOr::Flag(true)) => Some(HyStartKind::Rfc9406),
-        Some(FlagOr::Name(n)) => Some(HyStartKind::by_name(n).map_err(|_| {
-            ScenarioError::value(
-                path_of("hystart"),
-                format!("{n:?}"),
-                format!("true, false or one of {:?}", HyStartKind::NAMES),
-            )
-        })?),
-    };
+    c.prr = variant(&s.prr, path_of("prr"), ReductionBound::SlowStart, ReductionBound::NAMES, ReductionBound::by_name)?;
+    c.hystart =
+        variant(&s.hystart, path_of("hystart"), HyStartKind::Rfc9406, HyStartKind::NAMES, HyStartKind::by_name)?;
     c.quickack = s.quickack.unwrap_or(c.quickack);
     if c.prr.is_some() && !matches!(c.recovery, RecoveryKind::Sack | RecoveryKind::Rack) {
         return Err(ScenarioError::value(

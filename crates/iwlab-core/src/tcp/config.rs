@@ -96,7 +96,7 @@ pub struct TcpConfig {
     pub syn_retries: u32,
     /// Sender pacing and the paced initial window (`pacing.rs`; off by default).
     pub pacing: PacingConfig,
-    /// RFC 6937 Proportional Rate Reduction for cwnd in SACK-based recovery, with this
+    /// RFC 6937 Proportional Rate Reduction for cwnd in SACK or RACK recovery, with this
     /// reduction bound; `None` keeps RFC 6675's cwnd = ssthresh.
     pub prr: Option<ReductionBound>,
     /// Leave the initial slow start on an RTT rise (RFC 9406 HyStart++, or Linux CUBIC's

@@ -11,9 +11,9 @@ pub mod tlp;
 
 use super::cc::CongestionControl;
 use super::config::RecoveryKind;
-use prr::Prr;
 use super::sender::{Sender, TxSeg};
 use crate::engine::SimTime;
+use prr::Prr;
 
 /// A duplicate ACK arrived (`s.dupacks` already counts it).
 pub fn on_dupack(s: &mut Sender, now: SimTime, out: &mut Vec<TxSeg>) {
