@@ -368,6 +368,9 @@ def test_cli_from_watch_writes_one_policy_file_for_every_prefix(tmp_path):
     assert doc["prefixes"][0]["recommended"]["iw_segments"] == 32  # 30-segment flows, 300 ms, no loss
     pol = tomllib.loads((tmp_path / "adv" / "policy.toml").read_text())
     assert [r["prefix"] for r in pol["routes"]] == ["10.1.0.0/16", "10.2.0.0/16"]
+    from iwlab.policy import load_policy
+
+    assert [r.key for r in load_policy(tmp_path / "adv" / "policy.toml").routes] == ["10.1.0.0/16", "10.2.0.0/16"]
     assert all(r["policy"] in pol["iw"]["policies"] for r in pol["routes"])
     out = _cli("advise", "--from-watch", str(tmp_path / "missing.sqlite"))
     assert out.returncode == 2 and "from_watch" in out.stderr
@@ -394,3 +397,17 @@ def test_local_processes_and_a_dask_cluster_give_the_runs_of_one_process():
     with distributed.LocalCluster(n_workers=1, processes=False, threads_per_worker=2,
                                   dashboard_address=None) as cluster:
         assert runs(iwlab.advise(dask=cluster.scheduler_address, **kw)).equals(one)
+
+
+def test_policy_files_parse_as_policy_files_and_adaptive_policies_are_candidates():
+    from iwlab.advise.advisor import _policy_file
+    from iwlab.policy import parse_policy
+
+    p = Profile.from_flags()
+    names = [c.name for c in expand(["adaptive"], p.mss)]
+    assert names == ["aimd-10", "learned-10"]
+    for c in expand(["fixed:10", "rfc6928:fallback", "size-based:200kB/16", "paced:10", "adaptive"], p.mss):
+        for prefix in ("default", "10.77.2.0/24"):
+            pf = parse_policy(_policy_file(c, prefix, p, "mean", 0.1))
+            assert [r.key for r in pf.routes] == [prefix] and pf.routes[0].policy == c.name
+        Scenario.from_data(scenario_data(p, c))
