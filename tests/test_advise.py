@@ -194,6 +194,7 @@ def test_race_reports_indistinguishable_candidates_at_max_seeds():
     r = TiedRunner({})
     st = _race(r, ["iw3", "iw10"], max_seeds=12)
     assert st.stop_reason == "max-seeds" and "not separated at 12 seeds: iw10: tied with iw3" in st.stop_detail, st.stop_detail
+    assert st.best == "iw3"  # the more conservative of the two
     assert st.runs == 24
 
 

@@ -271,6 +271,16 @@ def race(candidates: Sequence[Candidate], make_task: Callable[[Candidate, int], 
         bar.close()
     if not st.stop_detail and st.stop_reason == "separated":
         st.stop_detail = f"{st.best} is separated from every other candidate"
+    if st.stop_reason != "separated" and st.best:
+        # Not separated: among the candidates tied with the best on the objective, the most
+        # conservative one (no evidence that more aggression helps).
+        tied = [n for n in names if st.status[n] == "racing" and (n == st.best or st.open.get(n, "").startswith("tied"))]
+        pick = min(tied, key=lambda n: modesty[n])
+        if pick != st.best:
+            st.stop_detail += (f"; recommending the most conservative of the tied candidates, {pick} "
+                               f"(lowest mean: {st.best})")
+            st.open[st.best] = f"lowest mean, tied with {pick}"
+            st.best = pick
     st.seconds = time.perf_counter() - t0
     return st
 
