@@ -22,9 +22,11 @@
 //! RTT sample; after a retransmitted SYN/SYN-ACK (Karn: no sample) the IW leaves unpaced. After
 //! the IW, departures follow `pacing` (paced) or the ACK clock (not paced).
 //!
-//! Times are integer nanoseconds; gaps round down. What is paced: new data and go-back-N
-//! retransmissions after an RTO (the sender's `transmit` loop). Fast retransmissions of the
-//! recovery variants leave at once (Linux paces those too — a difference for lossy paths only).
+//! Times are integer nanoseconds; gaps round down. What is paced: new data, go-back-N
+//! retransmissions after an RTO (the sender's `transmit` loop) and what RFC 6675 NextSeg sends
+//! in SACK recovery. The first fast retransmit, and Reno/NewReno recovery's retransmissions,
+//! leave at once (Linux paces those too — a difference for lossy paths only); they still move
+//! the pacing clock.
 
 use crate::engine::{SimDuration, SimTime};
 
