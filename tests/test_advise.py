@@ -210,6 +210,9 @@ def test_race_honours_a_constraint_against_the_baseline():
     check = ("rtx", "retransmit_rate", 0.5, lambda a, b: 100 * (a["retransmit_rate"] - b["retransmit_rate"]))
     st = _race(r, ["iw3", "iw10", "iw64"], checks=[check], baseline="iw3")
     assert st.best == "iw10" and st.status["iw64"].startswith("violates rtx"), st.status
+    # IW 3 keeps running as the constraint's reference, but it no longer contends: separated.
+    assert st.stop_reason == "separated" and st.reference_worse, (st.stop_reason, st.open)
+    assert max(s for n, s in r.calls if n == "iw3") == max(s for n, s in r.calls if n == "iw10")
 
 
 def test_successive_halving_under_a_budget_keeps_the_best_and_the_constraint_baseline():
