@@ -301,7 +301,9 @@ class Tcp(_Model):
     mss: Optional[Bytes] = Field(None, description="Payload bytes per segment, 1..65000 (default 1460)")
     cc: Optional[str] = Field(None, description="'reno', 'newreno' or 'cubic' (default 'reno')")
     cubic: Optional[Cubic] = Field(None, description="Only with cc = 'cubic'")
-    recovery: Optional[str] = Field(None, description="'reno', 'newreno', 'sack' (needs sack) (default 'newreno')")
+    recovery: Optional[str] = Field(None, description="'reno', 'newreno', 'sack' or 'rack' (RFC 8985; sack and rack "
+                                    "need sack) (default 'newreno')")
+    tlp: Optional[bool] = Field(None, description="RFC 8985 tail loss probe, needs sack (default: on with rack)")
     sack: Optional[bool] = None
     timestamps: Optional[bool] = None
     delayed_ack: Optional[Annotated[Union[Annotated[bool, Tag("bool")], Annotated[DelayedAck, Tag("other")]],
@@ -326,7 +328,7 @@ class Tcp(_Model):
     pacing_ca_ratio: Optional[int] = Field(None, ge=1, le=10000, description="Percent otherwise (default 120)")
     paced_iw: Optional[bool] = Field(None, description="Spread the initial window over the handshake RTT (default false)")
     prr: Optional[_flag_or(Literal["crb", "ssrb", "linux"])] = Field(
-        None, description="RFC 6937 PRR in SACK recovery: true (= 'ssrb'), 'crb', 'ssrb', 'linux' or false (default)")
+        None, description="RFC 6937 PRR in SACK or RACK recovery: true (= 'ssrb'), 'crb', 'ssrb', 'linux' or false (default)")
     hystart: Optional[_flag_or(Literal["rfc9406", "hystart++", "linux"])] = Field(
         None, description="Slow-start exit on RTT rise: true (= 'rfc9406', HyStart++), 'linux' or false (default)")
     quickack: Optional[Count] = Field(None, description="Linux quick-ACK mode: first N ACKs at once; 0 = off (default)")
@@ -336,7 +338,7 @@ class Tcp(_Model):
 # reads the kernel settings from these; tests/test_scenario.py checks the two agree).
 PROFILES: dict[str, dict[str, Any]] = {
     "linux": {
-        "mss": 1448, "cc": "cubic", "sack": True, "recovery": "sack", "prr": "linux", "hystart": "linux",
+        "mss": 1448, "cc": "cubic", "sack": True, "recovery": "rack", "tlp": True, "prr": "linux", "hystart": "linux",
         "timestamps": True, "delayed_ack": {"segments": 2, "timeout": "40ms"}, "quickack": 16,
         "initial_rto": "1s", "min_rto": "200ms", "max_rto": "120s", "limited_transmit": True,
         "syn_loss": "rfc6928", "dupthresh": 3, "restart_after_idle": True, "syn_retries": 6,

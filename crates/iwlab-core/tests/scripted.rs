@@ -3,9 +3,10 @@
 //! MSS is 1000 bytes so that windows read as segment counts ×1000.
 
 use iwlab_core::engine::{SimDuration, SimTime};
-use iwlab_core::tcp::config::{RecoveryKind, TcpConfig};
+use iwlab_core::tcp::config::{DelayedAck, RecoveryKind, TcpConfig};
 use iwlab_core::tcp::endpoint::{Endpoint, Outbox};
 use iwlab_core::tcp::iw::{AnyIw, IwConfig};
+use iwlab_core::tcp::recovery::prr::ReductionBound;
 use iwlab_core::tcp::segment::{Flags, SackBlocks, Segment};
 
 const MSS: u64 = 1000;
@@ -27,8 +28,14 @@ impl Script {
     /// written `segments` segments with IW `iw`.
     fn sender(recovery: RecoveryKind, sack: bool, iw: u32, segments: u64) -> (Script, Vec<Segment>) {
         let cfg = TcpConfig { mss: MSS as u32, recovery, sack, delayed_ack: None, ..TcpConfig::default() };
+        Self::with_config(&cfg, iw, segments)
+    }
+
+    /// The same with any configuration (its `sack` is what the SYN-ACK offers).
+    fn with_config(cfg: &TcpConfig, iw: u32, segments: u64) -> (Script, Vec<Segment>) {
+        let sack = cfg.sack;
         let mut sc = Script {
-            ep: Endpoint::client(&cfg, 1, None),
+            ep: Endpoint::client(cfg, 1, None),
             iw: IwConfig::Fixed { segments: iw }.build(),
             out: Outbox::default(),
             now: SimTime::ZERO,
@@ -215,11 +222,14 @@ fn reno_two_drops_leaves_recovery_on_the_partial_ack() {
 
 #[test]
 fn sack_two_drops_repairs_both_holes_before_any_cumulative_ack() {
-    let (sc, sent) = two_drops(RecoveryKind::Sack, true);
-    let rtx: Vec<u64> = sent.iter().copied().filter(|&k| k <= 10).collect();
-    assert_eq!(rtx, vec![2, 5], "both holes retransmitted while the cumulative ACK is stuck at 2");
-    assert_eq!(sc.ep.sender.stats.timeouts, 0);
-    assert_eq!(sc.ep.sender.stats.fast_retransmits, 1);
+    // RACK (RFC 8985) too: it marks both holes lost once three segments above are SACKed.
+    for kind in [RecoveryKind::Sack, RecoveryKind::Rack] {
+        let (sc, sent) = two_drops(kind, true);
+        let rtx: Vec<u64> = sent.iter().copied().filter(|&k| k <= 10).collect();
+        assert_eq!(rtx, vec![2, 5], "{kind:?}: both holes retransmitted while the cumulative ACK is stuck at 2");
+        assert_eq!(sc.ep.sender.stats.timeouts, 0);
+        assert_eq!(sc.ep.sender.stats.fast_retransmits, 1);
+    }
 }
 
 #[test]
@@ -383,4 +393,269 @@ fn no_rtt_sample_is_taken_from_a_handshake_whose_syn_ack_was_sent_twice() {
     once.on_segment(ms(0), &syn, false, &mut iw, &mut out);
     once.on_segment(ms(350), &ack, false, &mut iw, &mut out);
     assert_eq!(once.sender.rtt.srtt(), Some(SimDuration::from_millis(350)));
+}
+
+// ---- RACK-TLP (RFC 8985) ----
+
+fn ms(x: u64) -> SimTime {
+    SimTime::ZERO + SimDuration::from_millis(x)
+}
+
+impl Script {
+    /// A RACK-TLP client (delayed ACKs as given; SRTT = 100 ms from the handshake).
+    fn rack(delayed_ack: Option<DelayedAck>, iw: u32, segments: u64) -> (Script, Vec<Segment>) {
+        let cfg = TcpConfig {
+            mss: MSS as u32,
+            recovery: RecoveryKind::Rack,
+            sack: true,
+            tlp: true,
+            delayed_ack,
+            ..TcpConfig::default()
+        };
+        Self::with_config(&cfg, iw, segments)
+    }
+
+    /// An ACK arriving at exactly `t`.
+    fn ack_at(&mut self, t: SimTime, ack: u64, blocks: &[(u64, u64)]) -> Vec<Segment> {
+        let mut sack = SackBlocks::default();
+        for &(a, b) in blocks {
+            sack.push(a, b);
+        }
+        self.now = t;
+        self.feed(Segment { seq: 1, ack, flags: Flags::ACK, wnd: 1 << 30, sack, ..Default::default() })
+    }
+
+    /// Runs timers until `t` (each at its deadline); what they sent, with the times.
+    fn run_until(&mut self, t: SimTime) -> Vec<(SimTime, Segment)> {
+        let mut sent = vec![];
+        while let Some(d) = self.ep.next_timeout().filter(|&d| d <= t) {
+            self.now = d;
+            self.out.clear();
+            self.ep.on_timer(d, &mut self.iw, &mut self.out);
+            sent.extend(self.out.segments.iter().map(|(s, _)| (d, s.clone())));
+        }
+        self.now = t;
+        sent
+    }
+}
+
+/// A 9-segment response with IW 10 whose last segment is dropped: the ACK of 1..=8 comes at
+/// 200 ms (RTT 100 ms: SRTT stays 100 ms), then nothing.
+fn tail_drop(delayed_ack: Option<DelayedAck>) -> Script {
+    let (mut sc, first) = Script::rack(delayed_ack, 10, 9);
+    assert_eq!(seqs(&first), (1..=9).collect::<Vec<_>>());
+    assert!(sc.ack_at(ms(200), s(9), &[]).is_empty());
+    assert_eq!(sc.ep.sender.rtt.srtt(), Some(SimDuration::from_millis(100)));
+    sc
+}
+
+#[test]
+fn tlp_repairs_a_dropped_tail_after_two_srtt_not_after_the_rto() {
+    // RFC 8985 §7.2: PTO = 2·SRTT (no delayed ACKs: TLP.max_ack_delay = 0), started by the
+    // ACK of new data at 200 ms; the RTO (min 1 s) would fire at 1.2 s.
+    let mut sc = tail_drop(None);
+    assert_eq!(sc.ep.next_timeout(), Some(ms(400)));
+    let sent = sc.run_until(ms(1_100));
+    // §7.3: no new data, so the probe resends the highest-sequence segment, at 400 ms.
+    assert_eq!(sent.len(), 1);
+    assert_eq!((sent[0].0, seqs(&[sent[0].1.clone()])), (ms(400), vec![9]));
+    assert!(sent[0].1.retransmit);
+    assert_eq!(sc.ep.sender.stats.tlp_probes, 1);
+    // The probe's ACK (TLP.end_seq exactly) completes the transfer at 500 ms, without an RTO.
+    sc.ack_at(ms(500), s(10), &[]);
+    assert!(sc.ep.sender.all_acked());
+    assert_eq!(sc.ep.sender.stats.timeouts, 0);
+    assert_eq!(sc.ep.next_timeout(), None);
+}
+
+#[test]
+fn tlp_waits_for_the_delayed_ack_allowance_when_one_segment_is_in_flight() {
+    // RFC 8985 §7.2: "If FlightSize is one segment: PTO += TLP.max_ack_delay" (200 ms here).
+    let mut sc = tail_drop(Some(DelayedAck { segments: 2, timeout: SimDuration::from_millis(200) }));
+    assert_eq!(sc.ep.next_timeout(), Some(ms(600)));
+    let sent = sc.run_until(ms(700));
+    assert_eq!(sent.iter().map(|(t, s)| (*t, s.seq)).collect::<Vec<_>>(), vec![(ms(600), s(9))]);
+}
+
+#[test]
+fn without_tlp_the_dropped_tail_waits_for_the_rto() {
+    let cfg = TcpConfig {
+        mss: MSS as u32,
+        recovery: RecoveryKind::Rack,
+        sack: true,
+        delayed_ack: None,
+        ..TcpConfig::default()
+    };
+    let (mut sc, _) = Script::with_config(&cfg, 10, 9);
+    sc.ack_at(ms(200), s(9), &[]);
+    // RFC 6298 (5.3): restarted by the ACK: 200 ms + max(1 s, SRTT + 4·RTTVAR).
+    assert_eq!(sc.ep.next_timeout(), Some(ms(1_200)));
+    let sent = sc.run_until(ms(1_200));
+    assert_eq!(sent.len(), 1);
+    assert_eq!(sc.ep.sender.stats.timeouts, 1);
+}
+
+#[test]
+fn tlp_probes_with_new_data_when_the_window_is_full() {
+    // IW 2 of a 4-segment write; both segments lost. RFC 8985 §7.3: the probe is the
+    // lowest unsent segment (3), beyond cwnd, at 100 + 2·100 ms.
+    let (mut sc, first) = Script::rack(None, 2, 4);
+    assert_eq!(seqs(&first), vec![1, 2]);
+    let sent = sc.run_until(ms(300));
+    assert_eq!(sent.iter().map(|(t, s)| (*t, s.seq, s.retransmit)).collect::<Vec<_>>(), vec![(ms(300), s(3), false)]);
+    // Its ACK SACKs 3 at 400 ms: RACK.rtt = 100 ms and segments 1, 2 (sent at 100 ms) are
+    // past 100 + 100 + reo_wnd (min_RTT/4 = 25 ms; one segment SACKed) ⇒ lost (§6.2 step 5):
+    // recovery resends both at once (cwnd = ssthresh = 2 segments, pipe 0 after marking).
+    let out = sc.ack_at(ms(400), s(1), &[(s(3), s(4))]);
+    assert!(sc.ep.sender.in_recovery);
+    assert_eq!(out.iter().filter(|x| x.retransmit).map(|x| x.seq).collect::<Vec<_>>(), vec![s(1), s(2)]);
+    assert_eq!(sc.ep.sender.stats.timeouts, 0);
+}
+
+#[test]
+fn tlp_retransmission_followed_by_an_ack_above_its_end_reduces_cwnd() {
+    // RFC 8985 §7.4.2: "Else If ACK's ack. number > TLP.end_seq: … (Invoke congestion
+    // control to react to the loss event the probe has repaired)".
+    let mut sc = tail_drop(None);
+    sc.run_until(ms(400));
+    let cwnd_before = sc.cwnd();
+    assert_eq!(cwnd_before, 11 * MSS, "slow start: one ACK of 8 segments, +1 SMSS (no ABC)");
+    sc.ack_at(ms(500), s(10), &[]); // TLP.end_seq itself: still ambiguous, an ordinary ACK
+    assert_eq!(sc.cwnd(), cwnd_before + MSS, "slow start goes on");
+    sc.out.clear();
+    sc.ep.write(sc.now, MSS, &mut sc.iw, &mut sc.out); // segment 10
+    sc.ack_at(ms(600), s(11), &[]);
+    // Reno: ssthresh = max(FlightSize/2, 2·SMSS) with FlightSize 1 segment ⇒ 2 segments.
+    assert_eq!((sc.ssthresh(), sc.cwnd()), (2 * MSS, 2 * MSS));
+    assert_eq!(sc.ep.sender.stats.tlp_repairs, 1);
+}
+
+#[test]
+fn a_duplicate_ack_without_sack_ends_the_tlp_episode_without_reduction() {
+    // RFC 8985 §7.4.2: "Else If ACK is a DupAck without any SACK option: TLP.end_seq = None"
+    // — the original and the probe both arrived.
+    let mut sc = tail_drop(None);
+    sc.run_until(ms(400));
+    sc.ack_at(ms(450), s(10), &[]); // the original's (late) ACK
+    sc.ack_at(ms(500), s(10), &[]); // the duplicate the probe caused
+    sc.out.clear();
+    sc.ep.write(sc.now, MSS, &mut sc.iw, &mut sc.out);
+    let cwnd = sc.cwnd();
+    sc.ack_at(ms(600), s(11), &[]);
+    assert_eq!(sc.ep.sender.stats.tlp_repairs, 0);
+    assert!(sc.cwnd() >= cwnd);
+}
+
+// ---------------------------------------------------------------------------------------
+// RFC 6937 PRR (`tcp.prr`): cwnd ACK by ACK in SACK and RACK recovery
+
+fn sack_cfg(prr: Option<ReductionBound>) -> TcpConfig {
+    TcpConfig {
+        mss: MSS as u32,
+        recovery: RecoveryKind::Sack,
+        sack: true,
+        limited_transmit: true,
+        delayed_ack: None,
+        prr,
+        ..TcpConfig::default()
+    }
+}
+
+/// RFC 6937 §3.1's first example in the engine: 20 segments in flight, the first lost, ACK j
+/// SACKs segment j + 1 (the RFC's segment j); returns (cwnd, segments sent) per ACK j = 1..19.
+fn single_loss(prr: Option<ReductionBound>) -> (Script, Vec<(u64, Vec<u64>)>) {
+    single_loss_with(&sack_cfg(prr))
+}
+
+fn single_loss_with(cfg: &TcpConfig) -> (Script, Vec<(u64, Vec<u64>)>) {
+    let (mut sc, first) = Script::with_config(cfg, 20, 60);
+    assert_eq!(seqs(&first), (1..=20).collect::<Vec<_>>());
+    let rows = (1..=19)
+        .map(|j| {
+            let sent = sc.ack_sack(s(1), &[(s(2), s(j + 2))]);
+            (sc.cwnd() / 100, seqs(&sent)) // cwnd in tenths of a segment
+        })
+        .collect();
+    (sc, rows)
+}
+
+#[test]
+fn prr_spreads_the_reduction_over_the_recovery_round_trip() {
+    let (mut sc, rows) = single_loss(Some(ReductionBound::SlowStart));
+    // ACKs 1-2: Limited Transmit (segments 21, 22), cwnd 20 unchanged.
+    assert_eq!(rows[0], (200, vec![21]));
+    assert_eq!(rows[1], (200, vec![22]));
+    // ACK 3 enters recovery: FlightSize 22 ⇒ ssthresh 11 segments; RecoverFS = 22 − 2
+    // segments SACKed before = 20. Each ACK delivers one segment; while pipe > ssthresh,
+    // sndcnt = CEIL(prr_delivered·11/20) − prr_out and cwnd = pipe + sndcnt (RFC 6937 §3,
+    // Linux tcp_cwnd_reduction()). ACK 3: 0.55 → forced to one segment, the retransmission.
+    let cwnd: Vec<u64> = rows[2..].iter().map(|r| r.0).collect();
+    assert_eq!(
+        cwnd,
+        [190, 181, 176, 172, 167, 163, 158, 154, 149, 145, 140, 136, 131, 127, 110, 110, 110],
+        "cwnd (tenths of a segment) after ACKs 3..19"
+    );
+    assert_eq!(rows[2].1, vec![1], "ACK 3: fast retransmit of segment 1");
+    let sent: Vec<(u64, Vec<u64>)> = rows
+        .iter()
+        .enumerate()
+        .skip(3)
+        .filter(|(_, r)| !r.1.is_empty())
+        .map(|(i, r)| (i as u64 + 1, r.1.clone()))
+        .collect();
+    // New data on ACKs 6, 8, 10, 12, 13, 15 (proportional part), then 18 and 19 (pipe ≤
+    // ssthresh: the slow-start reduction bound, sndcnt = ssthresh − pipe = 1).
+    assert_eq!(
+        sent,
+        [
+            (6, vec![23]),
+            (8, vec![24]),
+            (10, vec![25]),
+            (12, vec![26]),
+            (13, vec![27]),
+            (15, vec![28]),
+            (18, vec![29]),
+            (19, vec![30])
+        ]
+    );
+    // The cumulative ACK of everything sent before recovery ends it with cwnd = ssthresh.
+    sc.ack_sack(s(23), &[(s(23), s(31))]);
+    assert!(!sc.ep.sender.in_recovery);
+    assert_eq!(sc.cwnd(), 11 * MSS);
+}
+
+#[test]
+fn without_prr_rfc_6675_drops_cwnd_to_ssthresh_at_once_and_sends_nothing_for_half_a_round_trip() {
+    let (_, rows) = single_loss(None);
+    assert!(rows[2..].iter().all(|r| r.0 == 110), "cwnd = ssthresh = 11 from ACK 3 on");
+    // pipe (18 after ACK 3, −1 per ACK) must fall below 11 before anything new is sent.
+    let first_new = rows.iter().enumerate().skip(3).find(|(_, r)| !r.1.is_empty()).map(|(i, _)| i + 1);
+    assert_eq!(first_new, Some(12), "pipe 19 after the retransmission, −1 per ACK: 10 at ACK 12");
+}
+
+#[test]
+fn prr_burst_loss_conservative_vs_slow_start_bound() {
+    // RFC 6937 §3.1's second example: segments 1..=15 lost, ACKs for 16..20 return.
+    for (bound, per_ack) in [(ReductionBound::Conservative, 1), (ReductionBound::SlowStart, 2)] {
+        let (mut sc, _) = Script::with_config(&sack_cfg(Some(bound)), 20, 60);
+        sc.ack_sack(s(1), &[(s(16), s(17))]);
+        sc.ack_sack(s(1), &[(s(16), s(18))]);
+        for j in 3..=5 {
+            let sent = sc.ack_sack(s(1), &[(s(16), s(16 + j))]);
+            assert_eq!(sent.len(), per_ack, "{bound:?}: ACK {j}");
+            assert!(sent.iter().all(|x| x.retransmit), "{bound:?}: retransmissions");
+        }
+    }
+}
+
+#[test]
+fn prr_drives_cwnd_in_rack_recovery_too() {
+    // RACK marks segment 1 lost on the third SACK (DupThresh SACKed, no reordering: reo_wnd
+    // = 0, RFC 8985 §6.2 step 4), the same ACK as RFC 6675, and PRR then sets the same cwnd
+    // per ACK, with RACK's in-flight as pipe.
+    let cfg = TcpConfig { recovery: RecoveryKind::Rack, tlp: true, ..sack_cfg(Some(ReductionBound::SlowStart)) };
+    let (rack, rows) = single_loss_with(&cfg);
+    let (_, sack) = single_loss(Some(ReductionBound::SlowStart));
+    assert!(rack.ep.sender.in_recovery);
+    assert_eq!(rows, sack);
 }

@@ -177,9 +177,10 @@ def compare(scenario, seeds: int = 1, duration: float | None = None, out: str | 
                       ignore_index=True)
     mss = 1460
     try:
+        from iwlab.emulate.plan import merged_tcp
         from iwlab.emulate.units import size_bytes
 
-        mss = size_bytes((sc.data.get("tcp") or {}).get("mss", "1460B"))
+        mss = size_bytes(merged_tcp(sc.data)["mss"])  # with tcp.profile applied
     except ValueError:
         pass
     if len(flows):

@@ -198,9 +198,11 @@ def merged_tcp(data: dict[str, Any], app: dict[str, Any] | None = None) -> dict[
         # defaults <- profile <- [tcp] <- the app's tcp (scenario/profile.rs)
         prof = dict(PROFILES[over["profile"]])
         if over.get("sack") is False:
-            prof.update(recovery="newreno", prr=False)
-        if over.get("recovery", "sack") != "sack":
+            prof.update(recovery="newreno", prr=False, tlp=False)
+        if over.get("recovery", "rack") not in ("sack", "rack"):
             prof["prr"] = False
+        if over.get("cc", "cubic") != "cubic":
+            prof["hystart"] = False  # Linux's HyStart is CUBIC's
         t.update(prof)
     t.update(over)
     return t
@@ -246,7 +248,7 @@ def kernel_settings(tcp: dict[str, Any], notes: list[str]) -> Kernel:
         notes.append(f"tcp.initial_rto = {tcp['initial_rto']}: Linux's initial RTO is fixed at 1 s")
     if max_rto > 120 or max_rto < 1:
         notes.append(f"tcp.max_rto = {tcp['max_rto']}: Linux allows 1 s … 120 s")
-    if tcp["recovery"] != "sack" and tcp["sack"]:
+    if tcp["recovery"] not in ("sack", "rack") and tcp["sack"]:
         notes.append(f"tcp.recovery = {tcp['recovery']}: Linux uses SACK/RACK recovery whenever SACK is on")
     if tcp["recovery"] == "reno":
         notes.append("tcp.recovery = reno: Linux recovers like NewReno without SACK")

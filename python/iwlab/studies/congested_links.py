@@ -534,11 +534,12 @@ def run(opts: Options, *, bandwidth_mbps: float | None = None, rtt_ms: float | N
         "50 packets (the congested-links preset); access links 100 Mb/s, 1 ms. The paper does not state its "
         "bottleneck: these model a congested access link in a developing region; run(opts, bandwidth_mbps=…, "
         "rtt_ms=…) or editing the preset changes them.",
-        "Linux-like TCP: MSS 1448 B (1460 minus 12 bytes of timestamps), CUBIC, SACK recovery, limited transmit, "
-        "initial RTO 1 s, minimum RTO 200 ms; the background's receivers delay ACKs (every 2 segments or 40 ms), "
-        "the short flows' receiver ACKs every segment — Linux starts a connection in quick-ACK mode (16 immediate "
-        "ACKs), which covers these responses, and that is what makes 9 and 21 segments take no more rounds than "
-        "10 and 22 with IW3 (3 + 6 = 9, 3 + 6 + 12 = 21).",
+        "Linux TCP (tcp.profile = \"linux\"): MSS 1448 B (1460 minus 12 bytes of timestamps), CUBIC with HyStart, "
+        "SACK recovery with PRR, limited transmit, initial RTO 1 s, minimum RTO 200 ms; receivers delay ACKs "
+        "(every 2 segments or 40 ms) after the 16 immediate ACKs of Linux's quick-ACK mode at connection start, "
+        "which cover the 9- and 10-segment responses and the first 16 segments of the 21- and 22-segment ones, and "
+        "that is what makes 9 and 21 segments take no more rounds than 10 and 22 with IW3 (3 + 6 = 9, "
+        "3 + 6 + 12 = 21).",
         "Short flows: one client/server pair; a 100-byte request every 2 s answered by a response of 9, 10, 21 or "
         "22 segments on a new connection (netperf-like). Each (pattern, level, size, IW) is its own run; IW3 and "
         "IW10 runs of the same seed see the same background arrivals. Flows starting in the 5 s warm-up or in the "

@@ -430,7 +430,8 @@ def run(opts: Options) -> StudyResult:
         + ". These are documented stand-ins for the RFC's data centres, not their data.",
         "Web clients (HTTP/1.0): a primary object (lognormal, median 8 kB, mean 20 kB) then 3 embedded objects "
         "(Pareto 1.2, scale 1122 B) on parallel connections; think time exponential, mean 5 s; 400-byte requests. "
-        "Linux-like TCP: MSS 1448 with timestamps, CUBIC, SACK, delayed ACK 2/40 ms, RTO 1 s initial / 200 ms min; "
+        "Linux TCP (tcp.profile = \"linux\"): MSS 1448 with timestamps, CUBIC with HyStart, SACK with PRR, delayed "
+        "ACK 2/40 ms after 16 quick ACKs, RTO 1 s initial / 200 ms min; "
         "SYN loss rule of RFC 6928 (keep the IW unless the SYN/SYN-ACK was retransmitted twice).",
         "IWs: rfc3390 = min(4·MSS, max(2·MSS, 4380 B)) = 3 segments; rfc6928 = min(10·MSS, max(2·MSS, 14600 B)) "
         "= 10 segments; rfc6928-fallback = rfc6928 with the per-destination cache (expiry 3600 s).",

@@ -326,9 +326,14 @@ pub struct TcpSpec {
     /// CUBIC parameters, only with `cc = "cubic"`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cubic: Option<CubicSpec>,
-    /// Loss recovery: `"reno"`, `"newreno"`, `"sack"` (needs `sack = true`) (default "newreno").
+    /// Loss recovery: `"reno"`, `"newreno"`, `"sack"` (RFC 6675) or `"rack"` (RFC 8985 RACK
+    /// with SACK recovery); `sack` and `rack` need `sack = true` (default "newreno").
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub recovery: Option<String>,
+    /// RFC 8985 §7 Tail Loss Probe; needs `sack = true` (default true with `recovery =
+    /// "rack"`, else false).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tlp: Option<bool>,
     /// Offer and use SACK (RFC 2018) (default false).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub sack: Option<bool>,
@@ -396,7 +401,7 @@ pub struct TcpSpec {
     /// Spread the initial window over the handshake RTT (default false).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub paced_iw: Option<bool>,
-    /// Proportional Rate Reduction (RFC 6937) for cwnd during SACK-based recovery: `true`
+    /// Proportional Rate Reduction (RFC 6937) for cwnd during SACK or RACK recovery: `true`
     /// (= `"ssrb"`), `"crb"`, `"ssrb"`, `"linux"` (SSRB's extra segment only on ACKs that
     /// advance snd.una), or `false` (default false: RFC 6675's cwnd = ssthresh).
     #[serde(default, skip_serializing_if = "Option::is_none")]

@@ -14,7 +14,8 @@ pub const LINUX: &str = r#"
 mss = 1448                                       # 1500-byte MTU - 40 - 12 bytes of timestamps
 cc = "cubic"                                     # net.ipv4.tcp_congestion_control
 sack = true                                      # net.ipv4.tcp_sack = 1
-recovery = "sack"                                # SACK scoreboard recovery (RACK-TLP when merged)
+recovery = "rack"                                # net.ipv4.tcp_recovery = 1: RACK loss detection
+tlp = true                                       # net.ipv4.tcp_early_retrans = 3: Tail Loss Probe
 prr = "linux"                                    # tcp_cwnd_reduction(): PRR, safe-ACK SSRB
 hystart = "linux"                                # tcp_cubic.c hystart = 1 (delay detector)
 timestamps = true                                # net.ipv4.tcp_timestamps = 1

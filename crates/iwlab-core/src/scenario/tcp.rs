@@ -24,6 +24,7 @@ pub(crate) fn field_set(spec: &TcpSpec, f: &str) -> bool {
         cc,
         cubic,
         recovery,
+        tlp,
         sack,
         timestamps,
         delayed_ack,
@@ -62,6 +63,7 @@ fn merge(base: &TcpSpec, over: &TcpSpec) -> TcpSpec {
         cc,
         cubic,
         recovery,
+        tlp,
         sack,
         timestamps,
         delayed_ack,
@@ -90,6 +92,23 @@ fn merge(base: &TcpSpec, over: &TcpSpec) -> TcpSpec {
     )
 }
 
+/// A `true | false | "name"` field: `true` = the RFC's variant `on`, `false` = off.
+fn variant<T>(
+    v: &Option<FlagOr>,
+    path: String,
+    on: T,
+    names: &[&str],
+    by_name: fn(&str) -> Result<T, String>,
+) -> R<Option<T>> {
+    match v {
+        None | Some(FlagOr::Flag(false)) => Ok(None),
+        Some(FlagOr::Flag(true)) => Ok(Some(on)),
+        Some(FlagOr::Name(n)) => by_name(n)
+            .map(Some)
+            .map_err(|_| ScenarioError::value(path, format!("{n:?}"), format!("true, false or one of {names:?}"))),
+    }
+}
+
 /// The engine's TCP options: engine defaults ← `base` ← `over`; `path_of(field)` names the
 /// table a value came from.
 pub(crate) fn tcp_config(base: &TcpSpec, over: &TcpSpec, path_of: &dyn Fn(&str) -> String) -> R<TcpConfig> {
@@ -105,9 +124,13 @@ pub(crate) fn tcp_config(base: &TcpSpec, over: &TcpSpec, path_of: &dyn Fn(&str) 
                 // (Linux without SACK recovers NewReno-style).
                 p.recovery = Some("newreno".into());
                 p.prr = None;
+                p.tlp = None;
             }
-            if s.recovery.as_deref().is_some_and(|r| r != "sack") {
+            if s.recovery.as_deref().is_some_and(|r| r != "sack" && r != "rack") {
                 p.prr = None;
+            }
+            if s.cc.as_deref().is_some_and(|c| c != "cubic") {
+                p.hystart = None; // Linux's HyStart is CUBIC's (tcp_cubic.c)
             }
             merge(&p, &s)
         }
@@ -149,6 +172,8 @@ pub(crate) fn tcp_config(base: &TcpSpec, over: &TcpSpec, path_of: &dyn Fn(&str) 
         })?;
     }
     c.sack = s.sack.unwrap_or(c.sack);
+    // RFC 8985: RACK comes with its Tail Loss Probe unless `tlp = false`.
+    c.tlp = s.tlp.unwrap_or(c.recovery == RecoveryKind::Rack);
     c.timestamps = s.timestamps.unwrap_or(c.timestamps);
     match s.delayed_ack {
         None => {}
@@ -239,34 +264,15 @@ pub(crate) fn tcp_config(base: &TcpSpec, over: &TcpSpec, path_of: &dyn Fn(&str) 
             *slot = r;
         }
     }
-    c.prr = match &s.prr {
-        None | Some(FlagOr::Flag(false)) => None,
-        Some(FlagOr::Flag(true)) => Some(ReductionBound::SlowStart),
-        Some(FlagOr::Name(n)) => Some(ReductionBound::by_name(n).map_err(|_| {
-            ScenarioError::value(
-                path_of("prr"),
-                format!("{n:?}"),
-                format!("true, false or one of {:?}", ReductionBound::NAMES),
-            )
-        })?),
-    };
-    c.hystart = match &s.hystart {
-        None | Some(FlagOr::Flag(false)) => None,
-        Some(FlagOr::Flag(true)) => Some(HyStartKind::Rfc9406),
-        Some(FlagOr::Name(n)) => Some(HyStartKind::by_name(n).map_err(|_| {
-            ScenarioError::value(
-                path_of("hystart"),
-                format!("{n:?}"),
-                format!("true, false or one of {:?}", HyStartKind::NAMES),
-            )
-        })?),
-    };
+    c.prr = variant(&s.prr, path_of("prr"), ReductionBound::SlowStart, ReductionBound::NAMES, ReductionBound::by_name)?;
+    c.hystart =
+        variant(&s.hystart, path_of("hystart"), HyStartKind::Rfc9406, HyStartKind::NAMES, HyStartKind::by_name)?;
     c.quickack = s.quickack.unwrap_or(c.quickack);
-    if c.prr.is_some() && c.recovery != RecoveryKind::Sack {
+    if c.prr.is_some() && !matches!(c.recovery, RecoveryKind::Sack | RecoveryKind::Rack) {
         return Err(ScenarioError::value(
             path_of("prr"),
             format!("{:?}", s.prr),
-            "false unless recovery = \"sack\" (PRR runs in SACK-based recovery)",
+            "false unless recovery = \"sack\" or \"rack\" (PRR runs in SACK-based recovery)",
         ));
     }
     if c.recovery == RecoveryKind::Sack && !c.sack {
@@ -276,7 +282,43 @@ pub(crate) fn tcp_config(base: &TcpSpec, over: &TcpSpec, path_of: &dyn Fn(&str) 
             "sack = true with it (SACK recovery needs SACK)",
         ));
     }
+    if c.recovery == RecoveryKind::Rack && !c.sack {
+        return Err(ScenarioError::value(path_of("recovery"), "\"rack\"", "sack = true with it (RACK needs SACK)"));
+    }
+    if c.tlp && !c.sack {
+        return Err(ScenarioError::value(path_of("tlp"), "true", "sack = true with it (TLP needs SACK)"));
+    }
     // The engine's own check, as a backstop (its messages say `tcp.<field>`).
     c.validate().map_err(|m| ScenarioError::invalid_msg(path_of(""), m))?;
     Ok(c)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn resolved(spec: TcpSpec) -> R<TcpConfig> {
+        tcp_config(&TcpSpec::default(), &spec, &|f| format!("tcp.{f}"))
+    }
+
+    #[test]
+    fn rack_turns_tlp_on_unless_tlp_is_false() {
+        let rack = || TcpSpec { recovery: Some("rack".into()), sack: Some(true), ..TcpSpec::default() };
+        let c = resolved(rack()).unwrap();
+        assert_eq!((c.recovery, c.tlp), (RecoveryKind::Rack, true));
+        let c = resolved(TcpSpec { tlp: Some(false), ..rack() }).unwrap();
+        assert!(!c.tlp);
+        // TLP alone, with RFC 6675 recovery.
+        let c = resolved(TcpSpec {
+            recovery: Some("sack".into()),
+            sack: Some(true),
+            tlp: Some(true),
+            ..TcpSpec::default()
+        })
+        .unwrap();
+        assert_eq!((c.recovery, c.tlp), (RecoveryKind::Sack, true));
+        // Neither is on by default.
+        let c = resolved(TcpSpec::default()).unwrap();
+        assert_eq!((c.recovery, c.tlp), (RecoveryKind::NewReno, false));
+    }
 }

@@ -14,5 +14,6 @@ pub mod pacing;
 pub mod receiver;
 pub mod recovery;
 pub mod rto;
+pub mod scoreboard;
 pub mod segment;
 pub mod sender;

@@ -4,11 +4,14 @@
 
 pub mod newreno;
 pub mod prr;
+pub mod rack;
 pub mod reno;
 pub mod sack;
+pub mod tlp;
 
 use super::cc::CongestionControl;
 use super::config::RecoveryKind;
+use prr::Prr;
 use super::sender::{Sender, TxSeg};
 use crate::engine::SimTime;
 
@@ -18,6 +21,8 @@ pub fn on_dupack(s: &mut Sender, now: SimTime, out: &mut Vec<TxSeg>) {
         RecoveryKind::Reno => reno::on_dupack(s, now, out),
         RecoveryKind::NewReno => newreno::on_dupack(s, now, out),
         RecoveryKind::Sack => sack::on_dupack(s, now, out),
+        // RFC 8985: no duplicate-ACK counting; RACK looks at every ACK (`rack::after_ack`).
+        RecoveryKind::Rack => {}
     }
 }
 
@@ -27,6 +32,7 @@ pub fn on_ack_in_recovery(s: &mut Sender, now: SimTime, acked: u64, out: &mut Ve
         RecoveryKind::Reno => reno::on_ack(s, now),
         RecoveryKind::NewReno => newreno::on_ack(s, now, acked, out),
         RecoveryKind::Sack => sack::on_ack(s, now),
+        RecoveryKind::Rack => rack::on_ack(s, now),
     }
 }
 
@@ -40,4 +46,42 @@ pub(crate) fn fast_retransmit(s: &mut Sender, now: SimTime, out: &mut Vec<TxSeg>
         s.retransmit(now, first.seq, out);
     }
     s.w.cwnd = s.w.ssthresh + s.dupthresh as u64 * s.w.mss;
+}
+
+/// The pipe PRR compares with ssthresh: RFC 6675 SetPipe, or RACK's in-flight estimate.
+fn recovery_pipe(s: &Sender) -> u64 {
+    if s.kind == RecoveryKind::Rack {
+        s.outstanding.rack_pipe()
+    } else {
+        s.outstanding.pipe()
+    }
+}
+
+/// RFC 6937 §3, at the beginning of recovery (ssthresh already set, in SACK-based and RACK
+/// recovery when `tcp.prr` is on): prr_delivered = prr_out = 0, RecoverFS = snd.nxt −
+/// snd.una less the bytes SACKed before this ACK (RFC 9937 §6: not delivered in recovery).
+pub(crate) fn prr_start(s: &mut Sender) {
+    let Some(bound) = s.prr_bound else { return };
+    let sacked_before = s.outstanding.sacked_bytes() - s.newly_sacked;
+    let fs = s.flight_size().saturating_sub(sacked_before);
+    s.prr = Some(Prr::start(bound, s.w.ssthresh, fs));
+    s.prr_lost_seen = s.outstanding.lost_bytes_marked();
+}
+
+/// RFC 6937 §3, on every ACK during recovery: sndcnt from DeliveredData and pipe, then
+/// cwnd = pipe + sndcnt so that the window rule sends exactly that (Linux
+/// `tcp_cwnd_reduction()`). A safe ACK (Linux bound) advanced snd.una and marked no new loss.
+pub(crate) fn prr_on_ack(s: &mut Sender) {
+    if s.prr.is_none() || s.delivered == 0 {
+        return; // Linux: an ACK that delivers nothing leaves cwnd alone
+    }
+    // The scoreboard is up to date (IsLost / RACK marks included): a new loss shows as more
+    // bytes marked lost than after the previous ACK.
+    let lost = s.outstanding.lost_bytes_marked();
+    let newly_lost = lost > s.prr_lost_seen;
+    s.prr_lost_seen = lost;
+    let pipe = recovery_pipe(s);
+    let (delivered, mss, safe) = (s.delivered, s.w.mss, s.ack_advanced && !newly_lost);
+    let sndcnt = s.prr.as_mut().expect("checked above").on_ack(delivered, pipe, mss, safe);
+    s.w.cwnd = pipe + sndcnt;
 }

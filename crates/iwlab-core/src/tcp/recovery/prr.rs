@@ -9,7 +9,7 @@
 //! - [`ReductionBound::SlowStart`] (PRR-SSRB, the RFC's recommendation): one SMSS more per ACK.
 //! - [`ReductionBound::Linux`]: PRR-SSRB with the extra SMSS only on an ACK that advances
 //!   snd.una and reports no new loss — Linux's `tcp_cwnd_reduction()` (net/ipv4/tcp_input.c,
-//!   since 5.12) and RFC 9937's "safe ACK" rule that obsoletes RFC 6937.
+//!   in 6.x) and the "safe ACK" rule of RFC 9937, which obsoletes RFC 6937.
 //!
 //! The caller (SACK-based recovery) computes DeliveredData and pipe per ACK, calls
 //! [`Prr::on_ack`] and sets cwnd = pipe + sndcnt, so RFC 6675's "send while cwnd − pipe ≥

@@ -1,47 +1,32 @@
 //! Conservative SACK-based loss recovery (RFC 6675): during recovery the sender keeps `pipe`
 //! (its estimate of bytes in the network) below cwnd, choosing what to send with NextSeg.
 
-use super::prr::Prr;
+use super::{prr_on_ack, prr_start};
 use crate::engine::SimTime;
 use crate::tcp::cc::CongestionControl;
 use crate::tcp::sender::{Sender, TxSeg};
 
 /// RFC 6675 §4 IsLost, for every outstanding segment at once: a segment is lost when
 /// DupThresh SACKed segments, or more than (DupThresh − 1)·SMSS SACKed bytes, lie above it.
+/// The scoreboard keeps the lost segments as a prefix whose end only moves forward, so this
+/// costs amortised O(1) (`tcp/scoreboard.rs`).
 pub(crate) fn mark_lost(s: &mut Sender) {
-    let (thresh, mss) = (s.dupthresh as u64, s.w.mss);
-    let (mut count, mut bytes) = (0u64, 0u64);
-    for o in s.outstanding.iter_mut().rev() {
-        if o.sacked {
-            count += 1;
-            bytes += o.len as u64;
-            o.lost = false;
-        } else {
-            o.lost = count >= thresh || bytes > (thresh - 1) * mss;
-        }
-    }
+    s.outstanding.update_lost();
 }
 
 /// RFC 6675 §4 SetPipe: unSACKed octets not deemed lost, plus octets retransmitted
-/// (at or below HighRxt).
+/// (at or below HighRxt) — from running sums, O(1).
 pub(crate) fn pipe(s: &Sender) -> u64 {
-    s.outstanding
-        .iter()
-        .filter(|o| !o.sacked)
-        .map(|o| {
-            let n = o.end() - o.seq;
-            (!o.lost) as u64 * n + (o.end() <= s.high_rxt) as u64 * n
-        })
-        .sum()
+    s.outstanding.pipe()
 }
 
 pub fn on_dupack(s: &mut Sender, now: SimTime, out: &mut Vec<TxSeg>) {
     if s.in_recovery {
-        prr_update(s, false);
+        prr_on_ack(s);
         return; // NextSeg runs in transmit
     }
     mark_lost(s);
-    let first_lost = s.outstanding.front().is_some_and(|o| o.lost);
+    let first_lost = s.outstanding.first_is_lost();
     // RFC 6675 §5 (3)/(4): enter on DupThresh duplicates or when IsLost(HighACK + 1),
     // unless the ACK does not cover RecoveryPoint of a previous recovery or RTO.
     if (s.dupacks >= s.dupthresh || first_lost) && s.snd_una >= s.recover {
@@ -50,14 +35,8 @@ pub fn on_dupack(s: &mut Sender, now: SimTime, out: &mut Vec<TxSeg>) {
         s.w.ssthresh = s.cc.ssthresh_on_loss(&s.w, flight, now);
         s.w.cwnd = s.w.ssthresh;
         s.enter_recovery();
-        if let Some(bound) = s.prr_bound {
-            // RFC 6937 §3: RecoverFS = snd.nxt − snd.una, less what was SACKed before this ACK
-            // (RFC 9937 §6: it is not delivered during recovery).
-            let sacked: u64 = s.outstanding.iter().filter(|o| o.sacked).map(|o| o.end() - o.seq).sum();
-            let fs = s.flight_size().saturating_sub(sacked - s.newly_sacked);
-            s.prr = Some(Prr::start(bound, s.w.ssthresh, fs));
-            prr_update(s, false);
-        }
+        prr_start(s);
+        prr_on_ack(s);
         // (4.3): retransmit the first segment presumed dropped, HighACK + 1.
         if let Some(first) = s.first_unacked() {
             s.retransmit(now, first.seq, out);
@@ -72,25 +51,8 @@ pub fn on_ack(s: &mut Sender, now: SimTime) {
     if s.snd_una >= s.recover {
         s.exit_recovery(now);
     } else {
-        prr_update(s, true);
+        prr_on_ack(s);
     }
-}
-
-/// RFC 6937 §3, on every ACK during recovery: sndcnt from DeliveredData and pipe, and
-/// cwnd = pipe + sndcnt so that NextSeg sends exactly that (Linux `tcp_cwnd_reduction()`).
-/// `advanced`: the ACK moved snd.una (a "safe" ACK if it also marked no new loss).
-fn prr_update(s: &mut Sender, advanced: bool) {
-    if s.prr.is_none() || s.delivered == 0 {
-        return; // Linux: an ACK that delivers nothing leaves cwnd alone
-    }
-    let lost_before = s.outstanding.iter().filter(|o| o.lost).count();
-    mark_lost(s);
-    let newly_lost = s.outstanding.iter().filter(|o| o.lost).count() > lost_before;
-    let p = pipe(s);
-    let (delivered, mss) = (s.delivered, s.w.mss);
-    let prr = s.prr.as_mut().expect("checked above");
-    let sndcnt = prr.on_ack(delivered, p, mss, advanced && !newly_lost);
-    s.w.cwnd = p + sndcnt;
 }
 
 /// RFC 6675 §5 (C): while cwnd − pipe ≥ 1 SMSS, send what NextSeg chooses.
@@ -118,7 +80,7 @@ pub fn send_next_segments(s: &mut Sender, now: SimTime, out: &mut Vec<TxSeg>) {
     }
 }
 
-/// The first unSACKed segment at or above HighRxt (that IsLost, if `lost_only`).
-fn hole(s: &Sender, lost_only: bool) -> Option<u64> {
-    s.outstanding.iter().find(|o| !o.sacked && o.seq >= s.high_rxt && (o.lost || !lost_only)).map(|o| o.seq)
+/// The first unSACKed segment at or above HighRxt (that IsLost, if `lost_only`): O(log n).
+fn hole(s: &mut Sender, lost_only: bool) -> Option<u64> {
+    s.outstanding.hole(lost_only)
 }
