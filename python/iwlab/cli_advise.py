@@ -13,7 +13,7 @@ candidate's completion time with its 95 % CI, a Pareto figure, a sensitivity che
 for `iwlab apply` and the equivalent `ip route … initcwnd N` line.
 
 \b
-Example (about half a minute on 2 cores):
+Example (a few seconds; well under a minute on 2 cores):
   iwlab advise --rate 2Mbps --rtt 100ms --buffer 25pkt --background udp:60% \\
       --sizes 9seg --candidates fixed:3,10,16 --candidates paced:10 \\
       --duration 20s --budget 80runs --out out/advice
