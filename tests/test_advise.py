@@ -40,7 +40,7 @@ def test_flags_give_the_profile_in_base_units():
 
 @pytest.mark.parametrize("field, value, allowed", [
     ("rate", "fast", "a rate > 0"),
-    ("rtt", "-5ms", "a time > 0"),
+    ("rtt", "-5ms", "a time > 4 ms"),
     ("buffer", "12pkts", "packets ('25pkt') or a time"),
     ("background", "udp:160%", "udp:P%"),
     ("background", "icmp", "none, udp:P%, tcp:N or poisson-tcp:P%"),
@@ -70,6 +70,9 @@ def test_profile_files_are_read_and_their_errors_carry_file_and_line(tmp_path):
     with pytest.raises(ProfileError) as e:
         Profile.from_toml(f)
     assert str(e.value).startswith(f"{f}:3: background = 'udp:0%'"), str(e.value)
+    f.write_text('rate = "10Mbps"\n[objective]\nmax_size = "1MB"\nmetric = "p50"\n')
+    with pytest.raises(ProfileError, match=r"p.toml:4: objective.metric = 'p50' is not allowed"):
+        Profile.from_toml(f)
     f.write_text('rate = "10Mbps"\nspeed = 3\n')
     with pytest.raises(ProfileError, match=r"p.toml:2: speed = 3 is not allowed; expected one of the keys"):
         Profile.from_toml(f)
