@@ -13,7 +13,7 @@ candidate's completion time with its 95 % CI, a Pareto figure, a sensitivity che
 for `iwlab apply` and the equivalent `ip route … initcwnd N` line.
 
 \b
-Example (about half a minute on 2 cores):
+Example (a few seconds; well under a minute on 2 cores):
   iwlab advise --rate 2Mbps --rtt 100ms --buffer 25pkt --background udp:60% \\
       --sizes 9seg --candidates fixed:3,10,16 --candidates paced:10 \\
       --duration 20s --budget 80runs --out out/advice
@@ -37,8 +37,8 @@ def advise(
         help="Flow sizes: Nseg | websearch | datamining | FILE.csv (sizes, or value,cdf lines).")] = None,
     load: Annotated[Optional[str], typer.Option(help="The flows' share of the bottleneck (10%).")] = None,
     tcp: Annotated[Optional[str], typer.Option(
-        help="TCP flavour: linux (tcp.profile = linux: CUBIC, HyStart, SACK, PRR, quick-ACK, min RTO 200 ms, MSS 1448, "
-             "timestamps) or reno (RFC defaults: NewReno, no SACK, min RTO 1 s, MSS 1460).")] = None,
+        help="TCP flavour: linux (tcp.profile = linux: CUBIC, HyStart, SACK, RACK-TLP, PRR, quick-ACK, min RTO 200 ms, "
+             "MSS 1448, timestamps) or reno (RFC defaults: NewReno, no SACK, min RTO 1 s, MSS 1460).")] = None,
     clients: Annotated[Optional[int], typer.Option(help="Client hosts (RTT draws with a range).")] = None,
     duration: Annotated[Optional[str], typer.Option(help="Simulated time per run (30s).")] = None,
     objective: Annotated[Optional[str], typer.Option(help="mean | median | p95 | p99 completion time.")] = None,

@@ -24,7 +24,7 @@ OTHERS = "others"
 SAMPLE_INTERVAL = 0.01
 ACCESS_DELAY = 0.001
 
-# Linux 6.x defaults (MSS 1448 with timestamps, CUBIC + HyStart, SACK + PRR, quick-ACK, min RTO 200 ms, …):
+# Linux 6.x defaults (MSS 1448 with timestamps, CUBIC + HyStart, SACK + RACK-TLP + PRR, quick-ACK, min RTO 200 ms):
 # the engine's `tcp.profile = "linux"` (docs/scenario-format.md lists every value).
 _LINUX = {"profile": "linux"}
 _RENO = {"mss": 1460, "cc": "reno", "recovery": "newreno", "sack": False,

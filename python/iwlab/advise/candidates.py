@@ -108,8 +108,10 @@ def _size_based(args: str, mss: int) -> Iterator[Candidate]:
     for theta, v in pairs:
         if not 1 <= v <= 1000:
             raise ValueError(f"size-based: V = {v} must be 1…1000")
+        # A connection whose size is not declared starts with MinIW (what a route or the eBPF
+        # default gives it, docs/deploy.md); declared sizes up to θ get V.
         yield Candidate(f"size-{theta}-v{v}", "size-based", {"kind": "size-based", "theta": theta, "v": v, "min_iw": 4},
-                        v, note="IW V for flows up to θ, falling to MinIW 4 for large flows")
+                        4, note="IW V for flows up to θ, falling to MinIW 4 for large flows and unknown sizes")
 
 
 @kind("paced")

@@ -193,17 +193,20 @@ class Profile:
         except tomllib.TOMLDecodeError as e:
             raise ProfileError("(file)", path.name, f"TOML ({e})", str(path)) from None
         flat: dict[str, Any] = {}
+        paths: dict[str, str] = {}  # flag name -> the key's path in the file, for messages
         for key, value in data.items():
             if key == "objective" and isinstance(value, dict):
                 for k, v in value.items():
-                    flat[{"metric": "objective"}.get(k, k) if k in ("metric", "min_size", "max_size")
-                         else f"objective.{k}"] = v
+                    name = {"metric": "objective"}.get(k, k) if k in ("metric", "min_size", "max_size") \
+                        else f"objective.{k}"
+                    flat[name], paths[name] = v, f"objective.{k}"
             elif key == "constraints" and isinstance(value, dict):
                 for k, v in value.items():
-                    flat[f"max_{k}" if k in ("retransmit_pp", "harm_pct", "voip_ms") else f"constraints.{k}"] = v
+                    name = f"max_{k}" if k in ("retransmit_pp", "harm_pct", "voip_ms") else f"constraints.{k}"
+                    flat[name], paths[name] = v, f"constraints.{k}"
             else:
                 flat[key] = value
-        return _apply(cls(source=str(path)), flat, str(path), text)
+        return _apply(cls(source=str(path)), flat, str(path), text, paths)
 
 
 _KEYS = ("rate", "rtt", "buffer", "background", "loss", "sizes", "load", "tcp", "clients", "duration", "warmup",
@@ -213,16 +216,31 @@ _KEYS = ("rate", "rtt", "buffer", "background", "loss", "sizes", "load", "tcp", 
 def _line_of(text: str | None, key: str) -> int | None:
     if text is None:
         return None
-    name = key.split(".")[-1].removeprefix("max_")
-    for i, line in enumerate(text.splitlines(), 1):
+    lines = text.splitlines()
+    if "." in key:  # a key of a [table]: its line after the table's header
+        table, name = key.split(".", 1)
+        head = next((i for i, ln in enumerate(lines) if re.match(rf"\s*\[{re.escape(table)}\]\s*$", ln)), None)
+        if head is not None:
+            for i in range(head + 1, len(lines)):
+                if re.match(r"\s*\[", lines[i]):
+                    break
+                if re.match(rf"\s*{re.escape(name)}\s*=", lines[i]):
+                    return i + 1
+            return head + 1
+    name = key.split(".")[-1]
+    for i, line in enumerate(lines, 1):
         if re.match(rf"\s*{re.escape(name)}\s*=", line) or re.match(rf"\s*\[\[?{re.escape(name)}\]?\]", line):
             return i
     return None
 
 
-def _apply(p: Profile, flags: dict[str, Any], source: str | None, text: str | None) -> Profile:
+def _apply(p: Profile, flags: dict[str, Any], source: str | None, text: str | None,
+           paths: dict[str, str] | None = None) -> Profile:
+    paths = paths or {}
+
     def err(key: str, value: Any, allowed: str) -> ProfileError:
-        return ProfileError(key, value, allowed, source, _line_of(text, key))
+        field = paths.get(key, key)
+        return ProfileError(field, value, allowed, source, _line_of(text, field))
 
     ch: dict[str, Any] = {}
     obj = dict(vars(p.objective))
@@ -283,7 +301,7 @@ def _apply(p: Profile, flags: dict[str, Any], source: str | None, text: str | No
                 ch["buckets"] = _buckets(value, err)
         except ProfileError as e:
             if e.source is None and source is not None:
-                raise ProfileError(e.field, e.value, e.allowed, source, _line_of(text, e.field)) from None
+                raise err(e.field, e.value, e.allowed) from None
             raise
         except (ValueError, TypeError):
             raise err(key, value, _ALLOWED[key]) from None
@@ -298,7 +316,8 @@ def _apply(p: Profile, flags: dict[str, Any], source: str | None, text: str | No
 
 _ALLOWED = {
     "rate": "a rate > 0 ('2Mbps', '500kbps')",
-    "rtt": "a time > 0 ('100ms'), or a range LO-HI ('50ms-300ms') or { kind = \"uniform\", lo, hi }",
+    "rtt": "a time > 4 ms (the access links take 4 ms) ('100ms'), or a range LO-HI ('50ms-300ms') or "
+           "{ kind = \"uniform\", lo, hi }",
     "buffer": "packets ('25pkt') or a time ('50ms') > 0",
     "background": "none, udp:P%, tcp:N or poisson-tcp:P%",
     "loss": "a probability 0 <= p < 1 (0.01 or '1%')",

@@ -147,6 +147,9 @@ class RaceState:
     stop_detail: str = ""
     #: why a candidate still races: a constraint not yet decided, or a tie with the best
     open: dict[str, str] = field(default_factory=dict)
+    #: the constraints' baseline is worse than the best with confidence (it keeps running as
+    #: their reference, but no longer as a contender)
+    reference_worse: bool = False
     best: str = ""
     runs: int = 0
     seconds: float = 0.0
@@ -256,21 +259,32 @@ def race(candidates: Sequence[Candidate], make_task: Callable[[Candidate, int], 
                               "seconds": wall, "best": st.best, "dropped": ", ".join(dropped),
                               "halved": halved})
             active = [n for n in names if st.status[n] == "racing"]
-            if len(active) <= 1:
+            contenders = [n for n in active if not (keep_baseline and n == baseline and st.reference_worse)]
+            if len(contenders) <= 1:
                 st.stop_reason = "separated"
                 st.stop_detail = f"{st.best} is separated from every other candidate at {target} seeds"
                 break
             if target >= max_seeds:
                 st.stop_reason = "max-seeds"
-                left = [n for n in _ranked(st, active, objective) if n != st.best]
+                rest = [n for n in _ranked(st, contenders, objective) if n != st.best]
                 st.stop_detail = (f"{st.best} is not separated at {target} seeds: "
-                                  + "; ".join(f"{n}: {st.open.get(n, 'tied')}" for n in left))
+                                  + "; ".join(f"{n}: {st.open.get(n, 'tied')}" for n in rest))
                 break
             target = min(2 * target, max_seeds)
     finally:
         bar.close()
     if not st.stop_detail and st.stop_reason == "separated":
         st.stop_detail = f"{st.best} is separated from every other candidate"
+    if st.stop_reason != "separated" and st.best:
+        # Not separated: among the candidates tied with the best on the objective, the most
+        # conservative one (no evidence that more aggression helps).
+        tied = [n for n in names if st.status[n] == "racing" and (n == st.best or st.open.get(n, "").startswith("tied"))]
+        pick = min(tied, key=lambda n: modesty[n])
+        if pick != st.best:
+            st.stop_detail += (f"; recommending the most conservative of the tied candidates, {pick} "
+                               f"(lowest mean: {st.best})")
+            st.open[st.best] = f"lowest mean, tied with {pick}"
+            st.best = pick
     st.seconds = time.perf_counter() - t0
     return st
 
@@ -327,10 +341,19 @@ def _eliminate(st: RaceState, active: list[str], objective: str, checks: Sequenc
     means = _means(st, pool, objective)
     st.best = min(pool, key=lambda n: (means[n], modesty[n]))
     mat = _matrix(st.rows, alive, objective)
+    st.reference_worse = False
     for n in alive:
-        if n == st.best or (n == baseline and checks):
+        if n == st.best:
             continue
         d = _paired(mat[n], mat[st.best])
+        if n == baseline and checks:
+            # The constraints' reference keeps running; it only stops contending.
+            m, lo, hi = t_interval(d)
+            st.reference_worse = bool(np.isfinite(lo) and lo > 0)
+            if st.reference_worse:
+                st.open[n] = (f"worse than {st.best}: +{m:.4g} s (95 % CI {lo:.4g}…{hi:.4g}); still run as the "
+                              "constraints' reference")
+            continue
         if d.size >= 2 and np.all(d == 0):
             st.status[n] = f"identical to {st.best} on every seed"
         else:

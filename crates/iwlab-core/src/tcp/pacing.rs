@@ -22,9 +22,11 @@
 //! RTT sample; after a retransmitted SYN/SYN-ACK (Karn: no sample) the IW leaves unpaced. After
 //! the IW, departures follow `pacing` (paced) or the ACK clock (not paced).
 //!
-//! Times are integer nanoseconds; gaps round down. What is paced: new data and go-back-N
-//! retransmissions after an RTO (the sender's `transmit` loop). Fast retransmissions of the
-//! recovery variants leave at once (Linux paces those too — a difference for lossy paths only).
+//! Times are integer nanoseconds; gaps round down. What is paced: new data, go-back-N
+//! retransmissions after an RTO (the sender's `transmit` loop) and what RFC 6675 NextSeg sends
+//! in SACK recovery. The first fast retransmit, and Reno/NewReno recovery's retransmissions,
+//! leave at once (Linux paces those too — a difference for lossy paths only); they still move
+//! the pacing clock.
 
 use crate::engine::{SimDuration, SimTime};
 
@@ -73,6 +75,9 @@ pub struct Pacer {
     blocked: bool,
     /// Paced IW: end of its sequence range, its size and the handshake RTT.
     iw: Option<(u64, u64, SimDuration)>,
+    /// One past the highest sequence sent so far (a retransmission of an IW segment is not
+    /// part of the first flight).
+    sent_to: u64,
 }
 
 impl Pacer {
@@ -83,6 +88,7 @@ impl Pacer {
     /// The connection starts sending its initial window `[seq, seq + iw_bytes)`; `rtt` is the
     /// handshake's RTT sample, if there is one.
     pub fn start_iw(&mut self, seq: u64, iw_bytes: u64, rtt: Option<SimDuration>) {
+        self.sent_to = seq;
         self.iw = match (self.cfg.paced_iw, rtt) {
             (true, Some(r)) if iw_bytes > 0 && r > SimDuration::ZERO => Some((seq + iw_bytes, iw_bytes, r)),
             _ => None,
@@ -124,13 +130,14 @@ impl Pacer {
         } else {
             self.next_at = None;
         }
+        self.sent_to = self.sent_to.max(seq + len as u64);
     }
 
     /// The gap after sending `len` bytes at `seq`, or None when this departure is not paced.
     pub fn gap(&self, seq: u64, len: u32, st: &PaceState) -> Option<SimDuration> {
         if let Some((end, iw_bytes, rtt)) = self.iw {
-            if seq < end {
-                // Paced IW: IW bytes spread over one handshake RTT.
+            if seq < end && seq >= self.sent_to {
+                // Paced IW: the first flight's IW bytes spread over one handshake RTT.
                 return Some(SimDuration::from_nanos(mul_div(len as u64, rtt.as_nanos(), iw_bytes)));
             }
         }
@@ -235,6 +242,8 @@ mod tests {
         }
         assert_eq!(departures, (0..10).map(|k| k * 10).collect::<Vec<_>>());
         assert_eq!(p.gap(1 + 10 * MSS, MSS as u32, &s), None);
+        // A retransmission of an IW segment is not part of the first flight: not paced here.
+        assert_eq!(p.gap(1 + 3 * MSS, MSS as u32, &s), None);
         // No handshake sample (Karn after a retransmitted SYN-ACK): the IW is not paced.
         let mut q = Pacer::new(PacingConfig { paced_iw: true, ..PacingConfig::default() });
         q.start_iw(1, 10 * MSS, None);

@@ -120,8 +120,8 @@ pub fn on_ack(s: &mut Sender, now: SimTime) {
 /// data the receiver's window allows.
 pub fn send_next_segments(s: &mut Sender, now: SimTime, out: &mut Vec<TxSeg>) {
     loop {
-        if s.w.cwnd < s.outstanding.rack_pipe() + s.w.mss {
-            return;
+        if s.w.cwnd < s.outstanding.rack_pipe() + s.w.mss || !s.pacer.ready(now) {
+            return; // (or wait for the pacing clock, tcp/pacing.rs)
         }
         if let Some(seq) = s.outstanding.rack_first_pending() {
             s.retransmit(now, seq, out);

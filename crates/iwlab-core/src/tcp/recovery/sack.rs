@@ -59,8 +59,8 @@ pub fn on_ack(s: &mut Sender, now: SimTime) {
 pub fn send_next_segments(s: &mut Sender, now: SimTime, out: &mut Vec<TxSeg>) {
     mark_lost(s);
     loop {
-        if s.w.cwnd < pipe(s) + s.w.mss {
-            return;
+        if s.w.cwnd < pipe(s) + s.w.mss || !s.pacer.ready(now) {
+            return; // (or wait for the pacing clock, tcp/pacing.rs)
         }
         // NextSeg (1): the first unSACKed segment above HighRxt that IsLost.
         // NextSeg (3): failing (1) and (2), the first unSACKed segment above HighRxt.
