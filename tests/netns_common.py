@@ -28,12 +28,21 @@ def delete_namespaces(*names: str) -> None:
             run("ip", "netns", "del", ns, check=False)
 
 
-def leftovers(prefix: str) -> tuple[list[str], list[list[str]]]:
-    """Namespaces named `prefix…` and child processes of this test process still alive."""
+def children() -> set[int]:
+    """Process ids of this test process's children now (other modules' long-lived helpers, such
+    as multiprocessing's resource tracker, are there before a module starts and stay after it)."""
+    import psutil
+
+    return {p.pid for p in psutil.Process().children(recursive=True)}
+
+
+def leftovers(prefix: str, before: set[int] = frozenset()) -> tuple[list[str], list[list[str]]]:
+    """Namespaces named `prefix…` and child processes of this test process still alive that
+    were not already there (`before`, from `children()`)."""
     import psutil
 
     names = [n for n in run("ip", "netns", "list").stdout.split() if n.startswith(prefix)]
-    return names, [p.cmdline() for p in psutil.Process().children(recursive=True)]
+    return names, [p.cmdline() for p in psutil.Process().children(recursive=True) if p.pid not in before]
 
 
 DELAY_LINE = Path(__file__).with_name("delay_line.py")

@@ -21,7 +21,7 @@ import pytest
 
 from iwlab.deploy import ops
 from iwlab.deploy.netlink import NetlinkError
-from netns_common import leftovers, run
+from netns_common import children, leftovers, run
 
 pytestmark = pytest.mark.deploy
 
@@ -244,8 +244,9 @@ def test_bad_policy_files_and_state_files_are_clear_errors(ns, files, tmp_path):
 @pytest.fixture(scope="module", autouse=True)
 def nothing_left_behind():
     """After the module, also when a test failed: no namespace of ours, no child process."""
+    before = children()
     yield
-    left = leftovers(f"iwd{PID}")
+    left = leftovers(f"iwd{PID}", before)
     assert left == ([], []), left
 
 

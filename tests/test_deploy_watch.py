@@ -31,7 +31,7 @@ import pytest
 
 from iwlab.deploy import netlink
 from iwlab.emulate import pcap
-from netns_common import delete_namespaces, leftovers, run, start_delay_line, stop_delay_line
+from netns_common import children, delete_namespaces, leftovers, run, start_delay_line, stop_delay_line
 
 pytestmark = pytest.mark.deploy
 
@@ -100,8 +100,9 @@ def net():
 def nothing_left_behind():
     """After the module, also when a test failed: no namespace of ours, no child process
     (watcher, tcpdump, delay line)."""
+    before = children()
     yield
-    left = leftovers(f"iwd{PID}")
+    left = leftovers(f"iwd{PID}", before)
     assert left == ([], []), left
 
 
