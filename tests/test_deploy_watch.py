@@ -124,7 +124,10 @@ class Server:
                 return
             with conn:
                 conn.recv(16)
-                conn.sendall(b"x" * self.size)
+                self.respond(conn)
+
+    def respond(self, conn: socket.socket) -> None:
+        conn.sendall(b"x" * self.size)
 
     def fetch(self) -> int:
         with netlink.in_netns(NS_C):
@@ -448,22 +451,14 @@ class IdleServer(Server):
         self.pause, self.retrans = pause, []
         super().__init__(FIRST + SECOND)
 
-    def _serve(self) -> None:
+    def respond(self, conn: socket.socket) -> None:
         from iwlab.deploy.sockdiag import parse_tcp_info
 
-        while True:
-            try:
-                conn, _ = self.sock.accept()
-            except OSError:
-                return
-            with conn:
-                conn.recv(16)
-                conn.sendall(b"x" * FIRST)
-                time.sleep(self.pause)
-                conn.sendall(b"y" * SECOND)
-                time.sleep(0.5)  # the burst is delivered (and retransmitted) before we read the count
-                self.retrans.append(parse_tcp_info(conn.getsockopt(socket.IPPROTO_TCP, socket.TCP_INFO, 512))
-                                    ["total_retrans"])
+        conn.sendall(b"x" * FIRST)
+        time.sleep(self.pause)
+        conn.sendall(b"y" * SECOND)
+        time.sleep(0.5)  # the burst is delivered (and retransmitted) before we read the count
+        self.retrans.append(parse_tcp_info(conn.getsockopt(socket.IPPROTO_TCP, socket.TCP_INFO, 512))["total_retrans"])
 
 
 def _burst_after_pause(tmp_path, pause: float) -> tuple[str, list, list[int]]:

@@ -10,6 +10,10 @@ the peer address, it makes the events the simulator's `IwPolicy` learns from (`e
   whose original data (`bytes_sent − bytes_retrans`) is at most IW × MSS and that has
   `total_retrans > 0`; or, for a live connection, a poll that sees `total_retrans > 0` while
   `bytes_acked` is still within IW × MSS (the first flight is not yet acknowledged);
+* the same `loss_in_initial_window` for loss in a restart window (RFC 5681 §4.1; RFC 6928 §2/§4),
+  `bytes_sent` = data sent in that window (`RestartWindows`: a poll sees the connection idle
+  longer than its RTO with nothing in flight, then more retransmissions while `bytes_acked` is
+  inside the restart window min(IW, cwnd));
 * `closed` for every connection: data sent (without retransmissions), whether it retransmitted,
   cwnd at close (bytes), bytes acknowledged, segments retransmitted.
 
