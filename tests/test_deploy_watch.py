@@ -125,7 +125,10 @@ class Server:
                 return
             with conn:
                 conn.recv(16)
-                conn.sendall(b"x" * self.size)
+                self.respond(conn)
+
+    def respond(self, conn: socket.socket) -> None:
+        conn.sendall(b"x" * self.size)
 
     def fetch(self) -> int:
         with netlink.in_netns(NS_C):
@@ -436,3 +439,78 @@ def test_watcher_cpu_at_1000_connections_per_second(tmp_path):
             watcher.kill()
             watcher.communicate()
         run("ip", "netns", "del", LOAD_NS, check=False)
+
+
+FIRST, SECOND = 2000, 14_000  # a small first response (two segments), then a ten-segment burst
+
+
+class IdleServer(Server):
+    """Per connection: FIRST bytes, a pause of `pause` s, SECOND bytes; keeps each connection's
+    `tcp_info` as it closes (total_retrans, to check the burst did lose packets)."""
+
+    def __init__(self, pause: float):
+        self.pause, self.retrans = pause, []
+        super().__init__(FIRST + SECOND)
+
+    def respond(self, conn: socket.socket) -> None:
+        from iwlab.deploy.sockdiag import parse_tcp_info
+
+        conn.sendall(b"x" * FIRST)
+        time.sleep(self.pause)
+        conn.sendall(b"y" * SECOND)
+        time.sleep(0.5)  # the burst is delivered (and retransmitted) before we read the count
+        self.retrans.append(parse_tcp_info(conn.getsockopt(socket.IPPROTO_TCP, socket.TCP_INFO, 512))["total_retrans"])
+
+
+def _burst_after_pause(tmp_path, pause: float) -> tuple[str, list, list[int]]:
+    """One connection of IdleServer(pause) under a watcher (rfc6928-fallback, IW 10, cubic);
+    returns the watcher's log, the evidence rows and the server's retransmission counts."""
+    import sqlite3
+
+    policy, state = tmp_path / "policy.toml", tmp_path / "state.sqlite"
+    policy.write_text(POLICY)
+    before = run("ip", "-n", NS_S, "-d", "route", "show", "table", "all").stdout
+    run(str(IWLAB), "apply", str(policy), "--netns", NS_S, "--state", str(state))
+    assert _route_iw() == 10
+    watcher = _watch(state, _free_port())
+    server = IdleServer(pause)
+    try:
+        assert server.fetch() == FIRST + SECOND
+        deadline = time.monotonic() + 5
+        while _route_iw() != 3 and time.monotonic() < deadline:
+            time.sleep(0.05)
+    finally:
+        server.close()
+        err = _stop(watcher)
+    with sqlite3.connect(state) as db:
+        rows = db.execute("SELECT kind, bytes_sent, detail FROM evidence ORDER BY id").fetchall()
+    run(str(IWLAB), "rollback", "--netns", NS_S, "--state", str(state))
+    assert run("ip", "-n", NS_S, "-d", "route", "show", "table", "all").stdout == before
+    return err, rows, server.retrans
+
+
+def test_loss_in_a_restart_window_after_idle_is_evidence(net, tmp_path):
+    """RFC 5681 §4.1 / RFC 6928 §2, §4: the server sends 2 000 bytes (inside IW 10, no loss), idles
+    1 s (> its RTO, ~220 ms), then sends 14 000 bytes: Linux restarts cwnd at min(IW, cwnd) = 10
+    segments (tcp_cwnd_restart, cubic) and the ten-segment restart window overflows the
+    bottleneck's 6-packet queue. The watcher reports loss in the restart window with the bytes
+    sent in it (14 000 > 4 096), as the simulator's `loss_in_initial_window`, and the prefix falls
+    back to IW 3. The initial-window rules alone would not: 16 000 bytes exceed IW 10's 14 480."""
+    err, rows, retrans = _burst_after_pause(tmp_path, pause=1.0)
+    assert retrans and retrans[0] > 0, (retrans, err)
+    assert _route_iw() is None  # rolled back
+    assert rows and rows[0][:2] == ("loss_in_restart_window", SECOND) and SECOND > 4096, (rows, err)
+    assert all(k == "loss_in_restart_window" for k, _, _ in rows), rows
+    assert re.search(r"loss_in_initial_window \(restart window, (seen by a poll|at close)\) from 10\.78\.2\.1 "
+                     r"\(14000 bytes sent, \d+ retransmissions\): IW 10 → 3 segments \(rfc6928-fallback policy\)",
+                     err), err
+
+
+def test_loss_after_a_pause_shorter_than_the_rto_is_not_a_restart_window(net, tmp_path):
+    """The same traffic with a 50 ms pause (< RTO: no cwnd restart): the burst loses packets
+    (the cwnd is still 10) but that is loss in the initial window (16 000 bytes, the first flight
+    of 14 480 not yet acknowledged), never restart-window evidence."""
+    err, rows, retrans = _burst_after_pause(tmp_path, pause=0.05)
+    assert retrans and retrans[0] > 0, (retrans, err)
+    assert "restart window" not in err, err
+    assert rows and all(k == "loss_in_initial_window" for k, _, _ in rows), (rows, err)

@@ -26,6 +26,7 @@ SOCK_DIAG_BY_FAMILY = 20
 NLM_F_REQUEST, NLM_F_DUMP = 0x1, 0x300
 NLMSG_ERROR, NLMSG_DONE = 2, 3
 INET_DIAG_INFO = 2
+INET_DIAG_CONG = 4  # the congestion control's name (only in dumps that ask for it)
 SKNLGRP_INET_TCP_DESTROY, SKNLGRP_INET6_TCP_DESTROY = 1, 3
 TCP_LISTEN, TCP_TIME_WAIT, TCP_SYN_RECV = 10, 6, 3
 _NLMSG = struct.Struct("=IHHII")
@@ -70,6 +71,11 @@ class TcpSock:
     data_segs_out: int
     delivery_rate: int
     has_info: bool
+    # for the restart-window detector (watch.RestartWindows)
+    rto_us: int = 0
+    unacked: int = 0  # segments in flight (tcpi_unacked)
+    last_data_sent_ms: int = 0  # since the last data segment was sent (tcpi_last_data_sent)
+    cong: str = ""  # congestion control, when the dump asked for INET_DIAG_CONG
 
 
 def parse_tcp_info(raw: bytes) -> dict[str, int]:
@@ -84,7 +90,7 @@ def _addr(family: int, raw: bytes) -> str:
 
 def parse_diag_msg(buf: memoryview, off: int, end: int) -> TcpSock:
     fam, state, _timer, _retrans, sport, dport, src, dst, _if, c0, c1, *_ = _DIAG_MSG.unpack_from(buf, off)
-    info = None
+    info, cong = None, ""
     pos = off + _DIAG_MSG.size
     while pos + 4 <= end:
         alen, atype = _RTA.unpack_from(buf, pos)
@@ -92,6 +98,8 @@ def parse_diag_msg(buf: memoryview, off: int, end: int) -> TcpSock:
             break
         if atype == INET_DIAG_INFO:
             info = parse_tcp_info(bytes(buf[pos + 4:pos + alen]))
+        elif atype == INET_DIAG_CONG:
+            cong = bytes(buf[pos + 4:pos + alen]).split(b"\0", 1)[0].decode("ascii", "replace")
         pos += (alen + 3) & ~3
     i = info or {}
     return TcpSock(cookie=c0 | (c1 << 32), family=fam, src=_addr(fam, src), sport=socket.ntohs(sport),
@@ -100,7 +108,8 @@ def parse_diag_msg(buf: memoryview, off: int, end: int) -> TcpSock:
                    total_retrans=i.get("total_retrans", 0), bytes_acked=i.get("bytes_acked", 0),
                    bytes_sent=i.get("bytes_sent", 0), bytes_retrans=i.get("bytes_retrans", 0),
                    data_segs_out=i.get("data_segs_out", 0), delivery_rate=i.get("delivery_rate", 0),
-                   has_info=info is not None)
+                   has_info=info is not None, rto_us=i.get("rto", 0), unacked=i.get("unacked", 0),
+                   last_data_sent_ms=i.get("last_data_sent", 0), cong=cong)
 
 
 def parse_messages(data: bytes) -> tuple[list[TcpSock], bool]:
@@ -136,11 +145,12 @@ def dump(sock: socket.socket | None = None, families=(socket.AF_INET, socket.AF_
     """Live TCP sockets with data state (not listening, not TIME_WAIT), with `tcp_info`."""
     own = sock is None
     s = sock or _socket()
+    ext = (1 << (INET_DIAG_INFO - 1)) | (1 << (INET_DIAG_CONG - 1))
     states = 0xFFF & ~((1 << TCP_LISTEN) | (1 << TCP_TIME_WAIT) | (1 << TCP_SYN_RECV))
     out: list[TcpSock] = []
     try:
         for seq, fam in enumerate(families, 1):
-            req = struct.pack("=BBBxI", fam, socket.IPPROTO_TCP, 1 << (INET_DIAG_INFO - 1), states) + bytes(48)
+            req = struct.pack("=BBBxI", fam, socket.IPPROTO_TCP, ext, states) + bytes(48)
             s.send(_NLMSG.pack(_NLMSG.size + len(req), SOCK_DIAG_BY_FAMILY, NLM_F_REQUEST | NLM_F_DUMP, seq, 0) + req)
             while True:
                 socks, done = parse_messages(s.recv(1 << 20))

@@ -10,6 +10,10 @@ the peer address, it makes the events the simulator's `IwPolicy` learns from (`e
   whose original data (`bytes_sent − bytes_retrans`) is at most IW × MSS and that has
   `total_retrans > 0`; or, for a live connection, a poll that sees `total_retrans > 0` while
   `bytes_acked` is still within IW × MSS (the first flight is not yet acknowledged);
+* the same `loss_in_initial_window` for loss in a restart window (RFC 5681 §4.1; RFC 6928 §2/§4),
+  `bytes_sent` = data sent in that window (`RestartWindows`: a poll sees the connection idle
+  longer than its RTO with nothing in flight, then more retransmissions while `bytes_acked` is
+  inside the restart window min(IW, cwnd));
 * `closed` for every connection: data sent (without retransmissions), whether it retransmitted,
   cwnd at close (bytes), bytes acknowledged, segments retransmitted.
 
@@ -74,6 +78,90 @@ def early_loss(s: sockdiag.TcpSock, iw_segments: int) -> dict[str, Any] | None:
     if s.total_retrans > 0 and s.bytes_acked <= iw_segments * mss and s.bytes_sent > 0:
         return {"kind": "loss_in_initial_window", "bytes_sent": min(s.bytes_sent - s.bytes_retrans, iw_segments * mss)}
     return None
+
+
+# Congestion controls that bring their own `cong_control` hook: Linux skips `tcp_cwnd_restart`
+# for them (tcp_slow_start_after_idle_check), so they have no restart window.
+NO_RESTART_WINDOW = frozenset({"bbr", "bbr2", "bbr3"})
+
+
+def restart_cwnd(cwnd: int, iw: int, idle_us: int, rto_us: int) -> int:
+    """cwnd (segments) after an idle of `idle_us`, as Linux `tcp_cwnd_restart` sets it (RFC 5681
+    §4.1, RFC 2861): halved once per RTO of idle, but not below the restart window min(IW, cwnd)."""
+    rw = min(iw, cwnd)
+    idle_us -= rto_us
+    while idle_us > 0 and cwnd > rw:
+        cwnd >>= 1
+        idle_us -= rto_us
+    return max(cwnd, rw)
+
+
+class _Restart:
+    __slots__ = ("start", "window", "retrans", "flagged")
+
+    def __init__(self, start: int, window: int, retrans: int):
+        self.start, self.window, self.retrans, self.flagged = start, window, retrans, False
+
+
+class RestartWindows:
+    """Loss in a restart window (RFC 6928 §2/§4, RFC 5681 §4.1) from polls of live connections.
+
+    A poll that sees a connection with nothing in flight (`tcpi_unacked` 0) and no data sent for
+    longer than its RTO (`tcpi_last_data_sent` > `tcpi_rto`) knows Linux will restart its cwnd
+    before it sends again: it records where the restart window starts (`tcpi_bytes_acked`, all
+    of the data so far), how large it is (`restart_cwnd` × MSS, from the route's IW, the cwnd and
+    the idle time seen so far) and the retransmissions so far. A later poll that sees more
+    retransmissions while `bytes_acked` is still inside that window (the simulator's
+    `snd_una < end`), or the final `tcp_info` of a connection whose data since the restart fitted
+    in it and that retransmitted since, is the simulator's `loss_in_initial_window` event with
+    `bytes_sent` = data sent in the window. `restarted` holds the connections that went idle: the
+    initial-window rules no longer apply to them (the simulator replaces its initial-window probe
+    by the restart window's, sender.rs `restart_after_idle`)."""
+
+    def __init__(self, slow_start_after_idle: bool = True):
+        self.enabled = slow_start_after_idle
+        self.conns: dict[int, _Restart] = {}
+        self.restarted: set[int] = set()
+
+    def poll(self, s: sockdiag.TcpSock, iw_segments: int) -> dict[str, Any] | None:
+        r = self.conns.get(s.cookie)
+        mss = s.snd_mss or 1448
+        if (self.enabled and s.cong not in NO_RESTART_WINDOW and s.unacked == 0 and s.bytes_acked > 0
+                and s.last_data_sent_ms * 1000 > s.rto_us > 0):
+            window = restart_cwnd(s.snd_cwnd, iw_segments, s.last_data_sent_ms * 1000, s.rto_us) * mss
+            self.conns[s.cookie] = _Restart(s.bytes_acked, window, s.total_retrans)
+            self.restarted.add(s.cookie)
+            return None
+        if r is None or r.flagged:
+            return None
+        sent = s.bytes_sent - s.bytes_retrans - r.start
+        if sent > 0 and s.total_retrans > r.retrans and s.bytes_acked < r.start + r.window:
+            r.flagged = True
+            return {"kind": "loss_in_initial_window", "bytes_sent": min(sent, r.window)}
+        if s.bytes_acked >= r.start + r.window:  # the window is acknowledged (or a poll missed it)
+            del self.conns[s.cookie]
+        return None
+
+    def closed(self, s: sockdiag.TcpSock) -> tuple[dict[str, Any] | None, bool]:
+        """(restart-window event from the final tcp_info, whether the connection restarted)."""
+        restarted = s.cookie in self.restarted
+        self.restarted.discard(s.cookie)
+        r = self.conns.pop(s.cookie, None)
+        if r is None or r.flagged:
+            return None, restarted
+        sent = s.bytes_sent - s.bytes_retrans - r.start
+        if s.total_retrans > r.retrans and 0 < sent <= r.window:
+            return {"kind": "loss_in_initial_window", "bytes_sent": sent}, restarted
+        return None, restarted
+
+
+def slow_start_after_idle() -> bool:
+    """net.ipv4.tcp_slow_start_after_idle of the current (thread's) network namespace."""
+    try:
+        with open("/proc/sys/net/ipv4/tcp_slow_start_after_idle") as f:
+            return f.read().strip() != "0"
+    except OSError:
+        return True
 
 
 def watch_lock_path(state_path, netns: str | None) -> str:
@@ -167,6 +255,7 @@ class Watcher:
         with netlink.in_netns(netns):  # the sockets stay in the namespace
             self.destroyed = sockdiag.DestroyListener()
             self.poll_sock = sockdiag._socket()
+            self.restarts = RestartWindows(slow_start_after_idle())
         self._routes_now("watch start: routes as the policy and the saved evidence say")
 
     def _exclusive(self) -> int:
@@ -219,13 +308,16 @@ class Watcher:
     def _prefix(self, addr: str) -> str | None:
         return self.decisions.prefix(addr)
 
-    def _learn(self, name: str, s: sockdiag.TcpSock, ev: dict[str, Any], source: str = "at close") -> None:
+    def _learn(self, name: str, s: sockdiag.TcpSock, ev: dict[str, Any], source: str = "at close",
+               window: str = "initial") -> None:
         change = self.decisions.learn(name, time.time_ns(), ev)
         c = self.counts.setdefault(name, Counts())
+        if window != "initial":
+            source = f"{window} window, {source}"
         if ev["kind"] == "loss_in_initial_window":
             c.iw_loss += 1
             c.last_evidence = time.time()
-            self.evidence.append((time.time(), name, "loss_in_initial_window", s.dst, ev["bytes_sent"], s.total_retrans,
+            self.evidence.append((time.time(), name, f"loss_in_{window}_window", s.dst, ev["bytes_sent"], s.total_retrans,
                                   self.iw.get(name), s.min_rtt_us, source))
             if self.metrics:
                 self.metrics.iw_loss.labels(name).inc()
@@ -251,14 +343,22 @@ class Watcher:
             self.metrics.observe(name, s)
         flagged = s.cookie in self.flagged
         self.flagged.discard(s.cookie)
-        for ev in events_for(s, self.iw.get(name, KERNEL_DEFAULT_IW), flagged):
+        restart_ev, restarted = self.restarts.closed(s)
+        if restart_ev is not None:
+            self._learn(name, s, restart_ev, window="restart")
+        for ev in events_for(s, self.iw.get(name, KERNEL_DEFAULT_IW), flagged or restarted):
             self._learn(name, s, ev)
 
     def on_live(self, s: sockdiag.TcpSock) -> None:
-        if s.cookie in self.flagged or not s.has_info:
+        if not s.has_info:
             return
         name = self._prefix(s.dst)
         if name is None:
+            return
+        ev = self.restarts.poll(s, self.iw.get(name, KERNEL_DEFAULT_IW))
+        if ev is not None:
+            self._learn(name, s, ev, "seen by a poll", window="restart")
+        if s.cookie in self.flagged or s.cookie in self.restarts.restarted:
             return
         ev = early_loss(s, self.iw.get(name, KERNEL_DEFAULT_IW))
         if ev is not None:
