@@ -50,7 +50,8 @@ def _median(s: pd.Series) -> float | None:
 def headline(flows: pd.DataFrame, pages: pd.DataFrame, links: pd.DataFrame, summary: dict[str, Any]) -> dict[str, Any]:
     """The numbers `iwlab run` prints: medians over completed records after warm-up (None if
     there are none), bottleneck utilisation and drop rate per direction (L → R is forward),
-    simulator events per wall-clock second."""
+    simulator events and link transmissions (packets put on any link, once per hop) per
+    wall-clock second of the engine run."""
     out: dict[str, Any] = {}
     done = flows[flows["completed"] & ~flows["in_warmup"]]
     out["median_flow_completion"] = _median(done["completion"])
@@ -62,6 +63,8 @@ def headline(flows: pd.DataFrame, pages: pd.DataFrame, links: pd.DataFrame, summ
         out[f"bottleneck_{direction}_drop_rate"] = float(row["drop_rate"].iloc[0]) if len(row) else None
     wall = summary.get("wall_seconds") or 0.0
     out["events_per_second"] = summary["events"] / wall if wall > 0 else None
+    tx = summary.get("link_transmissions")
+    out["link_tx_per_wall_s"] = tx / wall if wall > 0 and tx is not None else None
     return out
 
 
@@ -128,6 +131,7 @@ def _fmt_pct(v: float | None) -> str:
 def summary_rows(s: dict[str, Any]) -> list[tuple[str, str]]:
     """(label, value) rows of a summary, as `iwlab run` and `Result._repr_html_` show them."""
     eps = s.get("events_per_second")
+    tps = s.get("link_tx_per_wall_s")
     return [
         ("scenario", f"{s.get('scenario', '')} ({s.get('scenario_hash', '')})"),
         ("seed", str(s.get("seed"))),
@@ -142,6 +146,8 @@ def summary_rows(s: dict[str, Any]) -> list[tuple[str, str]]:
         ("bottleneck R→L drop rate", _fmt_pct(s.get("bottleneck_reverse_drop_rate"))),
         ("packets created / dropped", f"{s.get('packets_created')} / {s.get('packets_dropped')}"),
         ("events", f"{s.get('events')} ({'-' if eps is None else f'{eps / 1e6:.2f} M'} events/s)"),
+        ("link transmissions",
+         f"{s.get('link_transmissions', '-')} ({'-' if tps is None else f'{tps / 1e6:.2f} M'} /s)"),
         ("wall time", _fmt_seconds(s.get("wall_seconds"))),
     ]
 

@@ -5,6 +5,10 @@
 //! (B at IW 10 and IW 3, 60 s; C, 360 s; A for 10 s), built as `iwlab run` builds them. On a
 //! shared machine prefer these to single wall-clock runs when comparing two builds.
 //!
+//! `bench_files_bdp/D-2s`: bench D (`bulk-bdp.toml`: 4 CUBIC + SACK flows at 1 Gb/s, 20 ms,
+//! windows of thousands of segments) for 2 simulated seconds — slow start overshoots, and the
+//! loss episode of ~10 000 segments is where a per-ACK cost that grows with the window shows.
+//!
 //! `cargo bench -p iwlab-core --bench scenario`
 
 use criterion::{criterion_group, criterion_main, BatchSize, Criterion, Throughput};
@@ -53,18 +57,38 @@ fn bench_files(c: &mut Criterion) {
         ("C", "rfc2415.toml", None),
         ("A-10s", "bulk.toml", Some("10s")),
     ] {
-        let mut text = std::fs::read_to_string(format!("{dir}{file}")).expect("bench scenario file");
-        if let Some(d) = duration {
-            text = text.replace("duration = \"60s\"", &format!("duration = \"{d}\""));
-        }
-        let scenario = Scenario::from_toml_str(&text).expect("valid scenario");
-        let events = scenario.build(Some(1)).expect("builds").run().core.events_processed();
-        g.throughput(Throughput::Elements(events));
-        g.bench_function(name, |b| {
-            b.iter_batched(|| scenario.build(Some(1)).expect("builds"), |built| built.run(), BatchSize::PerIteration)
-        });
+        bench_file(&mut g, name, &format!("{dir}{file}"), duration);
     }
     g.finish();
+    // D's iterations take seconds: fewer samples, in a group of their own.
+    let mut g = c.benchmark_group("bench_files_bdp");
+    g.sample_size(10);
+    g.measurement_time(Duration::from_secs(30));
+    bench_file(&mut g, "D-2s", &format!("{dir}bulk-bdp.toml"), Some("2s"));
+    g.finish();
+}
+
+/// Benchmarks one scenario file, its `duration = "…"` line replaced when `duration` is given.
+fn bench_file(
+    g: &mut criterion::BenchmarkGroup<'_, criterion::measurement::WallTime>,
+    name: &str,
+    path: &str,
+    duration: Option<&str>,
+) {
+    let mut text = std::fs::read_to_string(path).expect("bench scenario file");
+    if let Some(d) = duration {
+        text = text
+            .lines()
+            .map(|l| if l.starts_with("duration = ") { format!("duration = \"{d}\"") } else { l.to_string() })
+            .collect::<Vec<_>>()
+            .join("\n");
+    }
+    let scenario = Scenario::from_toml_str(&text).expect("valid scenario");
+    let events = scenario.build(Some(1)).expect("builds").run().core.events_processed();
+    g.throughput(Throughput::Elements(events));
+    g.bench_function(name, |b| {
+        b.iter_batched(|| scenario.build(Some(1)).expect("builds"), |built| built.run(), BatchSize::PerIteration)
+    });
 }
 
 criterion_group!(benches, bulk100_5s, bench_files);

@@ -69,6 +69,29 @@ fn link_rows_count_from_the_end_of_the_warm_up() {
     assert!(u > 0.95 && u <= 1.0, "utilisation {u}");
 }
 
+/// Issue 12 item 5: `summary.link_transmissions` counts packets put on any link, once per
+/// hop, over the whole run — the links table's `packets` summed when there is no warm-up,
+/// more than that sum (the warm-up's transmissions too) when there is one.
+#[test]
+fn link_transmissions_are_the_links_packets_summed_over_the_whole_run() {
+    let mut whole = pair(link(10_000_000, ms(10), 1000), 1);
+    transfer(&mut whole, &TcpConfig::default(), IwConfig::Fixed { segments: 10 }, 100, 10_000_000);
+    let mut warm = pair(link(10_000_000, ms(10), 1000), 1);
+    warm.sim.core.set_warmup(at(ms(1_000)));
+    transfer(&mut warm, &TcpConfig::default(), IwConfig::Fixed { segments: 10 }, 100, 10_000_000);
+    let end = at(ms(3_000));
+    run(&mut whole.sim, end);
+    run(&mut warm.sim, end);
+    let a = Results::collect(&whole.sim, end, at(SimDuration::ZERO));
+    let b = Results::collect(&warm.sim, end, at(ms(1_000)));
+    let sum_a: u64 = u64s(&a.links, "packets").iter().sum();
+    let sum_b: u64 = u64s(&b.links, "packets").iter().sum();
+    assert!(sum_a > 1000, "{sum_a}");
+    assert_eq!(a.summary.link_transmissions, sum_a);
+    assert_eq!(b.summary.link_transmissions, a.summary.link_transmissions, "the warm-up changes no packet");
+    assert!(sum_b < b.summary.link_transmissions);
+}
+
 #[test]
 fn queues_are_sampled_at_the_configured_interval() {
     let (mut sim, d) = dumbbell(2, link(100_000_000, ms(1), 1000), link(1_000_000, ms(10), 50), 3);
