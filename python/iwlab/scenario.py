@@ -293,7 +293,9 @@ class Tcp(_Model):
     mss: Optional[Bytes] = Field(None, description="Payload bytes per segment, 1..65000 (default 1460)")
     cc: Optional[str] = Field(None, description="'reno', 'newreno' or 'cubic' (default 'reno')")
     cubic: Optional[Cubic] = Field(None, description="Only with cc = 'cubic'")
-    recovery: Optional[str] = Field(None, description="'reno', 'newreno', 'sack' (needs sack) (default 'newreno')")
+    recovery: Optional[str] = Field(None, description="'reno', 'newreno', 'sack' or 'rack' (RFC 8985; sack and rack "
+                                    "need sack) (default 'newreno')")
+    tlp: Optional[bool] = Field(None, description="RFC 8985 tail loss probe, needs sack (default: on with rack)")
     sack: Optional[bool] = None
     timestamps: Optional[bool] = None
     delayed_ack: Optional[Annotated[Union[Annotated[bool, Tag("bool")], Annotated[DelayedAck, Tag("other")]],

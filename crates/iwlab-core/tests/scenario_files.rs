@@ -583,9 +583,19 @@ fn unknown_congestion_control_lists_the_names() {
 #[test]
 fn unknown_recovery_lists_the_names_and_sack_recovery_needs_sack() {
     let e = reject(&edit("rfc2415", "recovery = \"reno\"", "recovery = \"fack\""));
-    assert_mentions(&e, &["tcp.recovery = \"fack\"", "[\"reno\", \"newreno\", \"sack\"]"]);
+    assert_mentions(&e, &["tcp.recovery = \"fack\"", "[\"reno\", \"newreno\", \"sack\", \"rack\"]"]);
     let e = reject(&edit("rfc2415", "recovery = \"reno\"", "recovery = \"sack\""));
     assert_mentions(&e, &["tcp.recovery = \"sack\"", "sack = true"]);
+}
+
+#[test]
+fn rack_and_tlp_need_sack_and_rack_brings_tlp_unless_switched_off() {
+    let e = reject(&edit("rfc2415", "recovery = \"reno\"", "recovery = \"rack\""));
+    assert_mentions(&e, &["tcp.recovery = \"rack\"", "sack = true with it (RACK needs SACK)"]);
+    let e = reject(&edit("rfc2415", "recovery = \"reno\"", "recovery = \"reno\"\ntlp = true"));
+    assert_mentions(&e, &["tcp.tlp = true", "sack = true with it (TLP needs SACK)"]);
+    let ok = edit("rfc2415", "recovery = \"reno\"", "recovery = \"rack\"");
+    Scenario::from_toml_str(&ok.replace("sack = false", "sack = true")).unwrap();
 }
 
 #[test]

@@ -3,7 +3,7 @@
 //! MSS is 1000 bytes so that windows read as segment counts ×1000.
 
 use iwlab_core::engine::{SimDuration, SimTime};
-use iwlab_core::tcp::config::{RecoveryKind, TcpConfig};
+use iwlab_core::tcp::config::{DelayedAck, RecoveryKind, TcpConfig};
 use iwlab_core::tcp::endpoint::{Endpoint, Outbox};
 use iwlab_core::tcp::iw::{AnyIw, IwConfig};
 use iwlab_core::tcp::segment::{Flags, SackBlocks, Segment};
@@ -27,8 +27,14 @@ impl Script {
     /// written `segments` segments with IW `iw`.
     fn sender(recovery: RecoveryKind, sack: bool, iw: u32, segments: u64) -> (Script, Vec<Segment>) {
         let cfg = TcpConfig { mss: MSS as u32, recovery, sack, delayed_ack: None, ..TcpConfig::default() };
+        Self::with_config(&cfg, iw, segments)
+    }
+
+    /// The same with any configuration (its `sack` is what the SYN-ACK offers).
+    fn with_config(cfg: &TcpConfig, iw: u32, segments: u64) -> (Script, Vec<Segment>) {
+        let sack = cfg.sack;
         let mut sc = Script {
-            ep: Endpoint::client(&cfg, 1, None),
+            ep: Endpoint::client(cfg, 1, None),
             iw: IwConfig::Fixed { segments: iw }.build(),
             out: Outbox::default(),
             now: SimTime::ZERO,
@@ -383,4 +389,164 @@ fn no_rtt_sample_is_taken_from_a_handshake_whose_syn_ack_was_sent_twice() {
     once.on_segment(ms(0), &syn, false, &mut iw, &mut out);
     once.on_segment(ms(350), &ack, false, &mut iw, &mut out);
     assert_eq!(once.sender.rtt.srtt(), Some(SimDuration::from_millis(350)));
+}
+
+// ---- RACK-TLP (RFC 8985) ----
+
+fn ms(x: u64) -> SimTime {
+    SimTime::ZERO + SimDuration::from_millis(x)
+}
+
+impl Script {
+    /// A RACK-TLP client (delayed ACKs as given; SRTT = 100 ms from the handshake).
+    fn rack(delayed_ack: Option<DelayedAck>, iw: u32, segments: u64) -> (Script, Vec<Segment>) {
+        let cfg = TcpConfig {
+            mss: MSS as u32,
+            recovery: RecoveryKind::Rack,
+            sack: true,
+            tlp: true,
+            delayed_ack,
+            ..TcpConfig::default()
+        };
+        Self::with_config(&cfg, iw, segments)
+    }
+
+    /// An ACK arriving at exactly `t`.
+    fn ack_at(&mut self, t: SimTime, ack: u64, blocks: &[(u64, u64)]) -> Vec<Segment> {
+        let mut sack = SackBlocks::default();
+        for &(a, b) in blocks {
+            sack.push(a, b);
+        }
+        self.now = t;
+        self.feed(Segment { seq: 1, ack, flags: Flags::ACK, wnd: 1 << 30, sack, ..Default::default() })
+    }
+
+    /// Runs timers until `t` (each at its deadline); what they sent, with the times.
+    fn run_until(&mut self, t: SimTime) -> Vec<(SimTime, Segment)> {
+        let mut sent = vec![];
+        while let Some(d) = self.ep.next_timeout().filter(|&d| d <= t) {
+            self.now = d;
+            self.out.clear();
+            self.ep.on_timer(d, &mut self.iw, &mut self.out);
+            sent.extend(self.out.segments.iter().map(|(s, _)| (d, s.clone())));
+        }
+        self.now = t;
+        sent
+    }
+}
+
+/// A 9-segment response with IW 10 whose last segment is dropped: the ACK of 1..=8 comes at
+/// 200 ms (RTT 100 ms: SRTT stays 100 ms), then nothing.
+fn tail_drop(delayed_ack: Option<DelayedAck>) -> Script {
+    let (mut sc, first) = Script::rack(delayed_ack, 10, 9);
+    assert_eq!(seqs(&first), (1..=9).collect::<Vec<_>>());
+    assert!(sc.ack_at(ms(200), s(9), &[]).is_empty());
+    assert_eq!(sc.ep.sender.rtt.srtt(), Some(SimDuration::from_millis(100)));
+    sc
+}
+
+#[test]
+fn tlp_repairs_a_dropped_tail_after_two_srtt_not_after_the_rto() {
+    // RFC 8985 §7.2: PTO = 2·SRTT (no delayed ACKs: TLP.max_ack_delay = 0), started by the
+    // ACK of new data at 200 ms; the RTO (min 1 s) would fire at 1.2 s.
+    let mut sc = tail_drop(None);
+    assert_eq!(sc.ep.next_timeout(), Some(ms(400)));
+    let sent = sc.run_until(ms(1_100));
+    // §7.3: no new data, so the probe resends the highest-sequence segment, at 400 ms.
+    assert_eq!(sent.len(), 1);
+    assert_eq!((sent[0].0, seqs(&[sent[0].1.clone()])), (ms(400), vec![9]));
+    assert!(sent[0].1.retransmit);
+    assert_eq!(sc.ep.sender.stats.tlp_probes, 1);
+    // The probe's ACK (TLP.end_seq exactly) completes the transfer at 500 ms, without an RTO.
+    sc.ack_at(ms(500), s(10), &[]);
+    assert!(sc.ep.sender.all_acked());
+    assert_eq!(sc.ep.sender.stats.timeouts, 0);
+    assert_eq!(sc.ep.next_timeout(), None);
+}
+
+#[test]
+fn tlp_waits_for_the_delayed_ack_allowance_when_one_segment_is_in_flight() {
+    // RFC 8985 §7.2: "If FlightSize is one segment: PTO += TLP.max_ack_delay" (200 ms here).
+    let mut sc = tail_drop(Some(DelayedAck { segments: 2, timeout: SimDuration::from_millis(200) }));
+    assert_eq!(sc.ep.next_timeout(), Some(ms(600)));
+    let sent = sc.run_until(ms(700));
+    assert_eq!(sent.iter().map(|(t, s)| (*t, s.seq)).collect::<Vec<_>>(), vec![(ms(600), s(9))]);
+}
+
+#[test]
+fn without_tlp_the_dropped_tail_waits_for_the_rto() {
+    let cfg = TcpConfig {
+        mss: MSS as u32,
+        recovery: RecoveryKind::Rack,
+        sack: true,
+        delayed_ack: None,
+        ..TcpConfig::default()
+    };
+    let (mut sc, _) = Script::with_config(&cfg, 10, 9);
+    sc.ack_at(ms(200), s(9), &[]);
+    // RFC 6298 (5.3): restarted by the ACK: 200 ms + max(1 s, SRTT + 4·RTTVAR).
+    assert_eq!(sc.ep.next_timeout(), Some(ms(1_200)));
+    let sent = sc.run_until(ms(1_200));
+    assert_eq!(sent.len(), 1);
+    assert_eq!(sc.ep.sender.stats.timeouts, 1);
+}
+
+#[test]
+fn tlp_probes_with_new_data_when_the_window_is_full() {
+    // IW 2 of a 4-segment write; both segments lost. RFC 8985 §7.3: the probe is the
+    // lowest unsent segment (3), beyond cwnd, at 100 + 2·100 ms.
+    let (mut sc, first) = Script::rack(None, 2, 4);
+    assert_eq!(seqs(&first), vec![1, 2]);
+    let sent = sc.run_until(ms(300));
+    assert_eq!(sent.iter().map(|(t, s)| (*t, s.seq, s.retransmit)).collect::<Vec<_>>(), vec![(ms(300), s(3), false)]);
+    // Its ACK SACKs 3 at 400 ms: RACK.rtt = 100 ms and segments 1, 2 (sent at 100 ms) are
+    // past 100 + 100 + reo_wnd (min_RTT/4 = 25 ms; one segment SACKed) ⇒ lost (§6.2 step 5):
+    // recovery resends both at once (cwnd = ssthresh = 2 segments, pipe 0 after marking).
+    let out = sc.ack_at(ms(400), s(1), &[(s(3), s(4))]);
+    assert!(sc.ep.sender.in_recovery);
+    assert_eq!(out.iter().filter(|x| x.retransmit).map(|x| x.seq).collect::<Vec<_>>(), vec![s(1), s(2)]);
+    assert_eq!(sc.ep.sender.stats.timeouts, 0);
+}
+
+#[test]
+fn tlp_retransmission_followed_by_an_ack_above_its_end_reduces_cwnd() {
+    // RFC 8985 §7.4.2: "Else If ACK's ack. number > TLP.end_seq: … (Invoke congestion
+    // control to react to the loss event the probe has repaired)".
+    let mut sc = tail_drop(None);
+    sc.run_until(ms(400));
+    let cwnd_before = sc.cwnd();
+    assert_eq!(cwnd_before, 11 * MSS, "slow start: one ACK of 8 segments, +1 SMSS (no ABC)");
+    sc.ack_at(ms(500), s(10), &[]); // TLP.end_seq itself: still ambiguous, an ordinary ACK
+    assert_eq!(sc.cwnd(), cwnd_before + MSS, "slow start goes on");
+    sc.out.clear();
+    sc.ep.write(sc.now, MSS, &mut sc.iw, &mut sc.out); // segment 10
+    sc.ack_at(ms(600), s(11), &[]);
+    // Reno: ssthresh = max(FlightSize/2, 2·SMSS) with FlightSize 1 segment ⇒ 2 segments.
+    assert_eq!((sc.ssthresh(), sc.cwnd()), (2 * MSS, 2 * MSS));
+    assert_eq!(sc.ep.sender.stats.tlp_repairs, 1);
+}
+
+#[test]
+fn a_duplicate_ack_without_sack_ends_the_tlp_episode_without_reduction() {
+    // RFC 8985 §7.4.2: "Else If ACK is a DupAck without any SACK option: TLP.end_seq = None"
+    // — the original and the probe both arrived.
+    let mut sc = tail_drop(None);
+    sc.run_until(ms(400));
+    sc.ack_at(ms(450), s(10), &[]); // the original's (late) ACK
+    sc.ack_at(ms(500), s(10), &[]); // the duplicate the probe caused
+    sc.out.clear();
+    sc.ep.write(sc.now, MSS, &mut sc.iw, &mut sc.out);
+    let cwnd = sc.cwnd();
+    sc.ack_at(ms(600), s(11), &[]);
+    assert_eq!(sc.ep.sender.stats.tlp_repairs, 0);
+    assert!(sc.cwnd() >= cwnd);
+}
+
+#[test]
+fn rack_two_drops_repairs_both_holes_before_any_cumulative_ack() {
+    let (sc, sent) = two_drops(RecoveryKind::Rack, true);
+    let rtx: Vec<u64> = sent.iter().copied().filter(|&k| k <= 10).collect();
+    assert_eq!(rtx, vec![2, 5], "RACK marks both holes lost once three segments above are SACKed");
+    assert_eq!(sc.ep.sender.stats.timeouts, 0);
+    assert_eq!(sc.ep.sender.stats.fast_retransmits, 1);
 }

@@ -234,7 +234,7 @@ def kernel_settings(tcp: dict[str, Any], notes: list[str]) -> Kernel:
         notes.append(f"tcp.initial_rto = {tcp['initial_rto']}: Linux's initial RTO is fixed at 1 s")
     if max_rto > 120 or max_rto < 1:
         notes.append(f"tcp.max_rto = {tcp['max_rto']}: Linux allows 1 s … 120 s")
-    if tcp["recovery"] != "sack" and tcp["sack"]:
+    if tcp["recovery"] not in ("sack", "rack") and tcp["sack"]:
         notes.append(f"tcp.recovery = {tcp['recovery']}: Linux uses SACK/RACK recovery whenever SACK is on")
     if tcp["recovery"] == "reno":
         notes.append("tcp.recovery = reno: Linux recovers like NewReno without SACK")

@@ -321,9 +321,14 @@ pub struct TcpSpec {
     /// CUBIC parameters, only with `cc = "cubic"`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cubic: Option<CubicSpec>,
-    /// Loss recovery: `"reno"`, `"newreno"`, `"sack"` (needs `sack = true`) (default "newreno").
+    /// Loss recovery: `"reno"`, `"newreno"`, `"sack"` (RFC 6675) or `"rack"` (RFC 8985 RACK
+    /// with SACK recovery); `sack` and `rack` need `sack = true` (default "newreno").
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub recovery: Option<String>,
+    /// RFC 8985 §7 Tail Loss Probe; needs `sack = true` (default true with `recovery =
+    /// "rack"`, else false).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tlp: Option<bool>,
     /// Offer and use SACK (RFC 2018) (default false).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub sack: Option<bool>,

@@ -21,6 +21,7 @@ pub(crate) fn field_set(spec: &TcpSpec, f: &str) -> bool {
         cc,
         cubic,
         recovery,
+        tlp,
         sack,
         timestamps,
         delayed_ack,
@@ -51,6 +52,7 @@ fn merge(base: &TcpSpec, over: &TcpSpec) -> TcpSpec {
         cc,
         cubic,
         recovery,
+        tlp,
         sack,
         timestamps,
         delayed_ack,
@@ -112,6 +114,8 @@ pub(crate) fn tcp_config(base: &TcpSpec, over: &TcpSpec, path_of: &dyn Fn(&str) 
         })?;
     }
     c.sack = s.sack.unwrap_or(c.sack);
+    // RFC 8985: RACK comes with its Tail Loss Probe unless `tlp = false`.
+    c.tlp = s.tlp.unwrap_or(c.recovery == RecoveryKind::Rack);
     c.timestamps = s.timestamps.unwrap_or(c.timestamps);
     match s.delayed_ack {
         None => {}
@@ -196,7 +200,43 @@ pub(crate) fn tcp_config(base: &TcpSpec, over: &TcpSpec, path_of: &dyn Fn(&str) 
             "sack = true with it (SACK recovery needs SACK)",
         ));
     }
+    if c.recovery == RecoveryKind::Rack && !c.sack {
+        return Err(ScenarioError::value(path_of("recovery"), "\"rack\"", "sack = true with it (RACK needs SACK)"));
+    }
+    if c.tlp && !c.sack {
+        return Err(ScenarioError::value(path_of("tlp"), "true", "sack = true with it (TLP needs SACK)"));
+    }
     // The engine's own check, as a backstop (its messages say `tcp.<field>`).
     c.validate().map_err(|m| ScenarioError::invalid_msg(path_of(""), m))?;
     Ok(c)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn resolved(spec: TcpSpec) -> R<TcpConfig> {
+        tcp_config(&TcpSpec::default(), &spec, &|f| format!("tcp.{f}"))
+    }
+
+    #[test]
+    fn rack_turns_tlp_on_unless_tlp_is_false() {
+        let rack = || TcpSpec { recovery: Some("rack".into()), sack: Some(true), ..TcpSpec::default() };
+        let c = resolved(rack()).unwrap();
+        assert_eq!((c.recovery, c.tlp), (RecoveryKind::Rack, true));
+        let c = resolved(TcpSpec { tlp: Some(false), ..rack() }).unwrap();
+        assert!(!c.tlp);
+        // TLP alone, with RFC 6675 recovery.
+        let c = resolved(TcpSpec {
+            recovery: Some("sack".into()),
+            sack: Some(true),
+            tlp: Some(true),
+            ..TcpSpec::default()
+        })
+        .unwrap();
+        assert_eq!((c.recovery, c.tlp), (RecoveryKind::Sack, true));
+        // Neither is on by default.
+        let c = resolved(TcpSpec::default()).unwrap();
+        assert_eq!((c.recovery, c.tlp), (RecoveryKind::NewReno, false));
+    }
 }

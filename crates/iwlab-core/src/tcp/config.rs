@@ -12,15 +12,18 @@ pub enum RecoveryKind {
     NewReno,
     /// RFC 6675 conservative SACK-based recovery (needs SACK on both ends).
     Sack,
+    /// RFC 8985 RACK time-based loss detection with SACK recovery (needs SACK).
+    Rack,
 }
 
 impl RecoveryKind {
-    pub const NAMES: &'static [&'static str] = &["reno", "newreno", "sack"];
+    pub const NAMES: &'static [&'static str] = &["reno", "newreno", "sack", "rack"];
     pub fn by_name(name: &str) -> Result<Self, String> {
         match name {
             "reno" => Ok(RecoveryKind::Reno),
             "newreno" => Ok(RecoveryKind::NewReno),
             "sack" => Ok(RecoveryKind::Sack),
+            "rack" => Ok(RecoveryKind::Rack),
             _ => Err(format!("unknown loss recovery {name:?}; expected one of {:?}", Self::NAMES)),
         }
     }
@@ -52,6 +55,8 @@ pub struct TcpConfig {
     pub recovery: RecoveryKind,
     /// Offer and use SACK (RFC 2018).
     pub sack: bool,
+    /// RFC 8985 §7 Tail Loss Probe (needs `sack`).
+    pub tlp: bool,
     /// Offer and use timestamps (RFC 7323): 12 option bytes per segment, RTT from TSecr.
     pub timestamps: bool,
     /// `None` ACKs every segment.
@@ -95,6 +100,7 @@ impl Default for TcpConfig {
             cc: CcConfig::Reno,
             recovery: RecoveryKind::NewReno,
             sack: false,
+            tlp: false,
             timestamps: false,
             delayed_ack: Some(DelayedAck { segments: 2, timeout: SimDuration::from_millis(200) }),
             rcv_wnd: 1 << 30,
@@ -140,6 +146,12 @@ impl TcpConfig {
         }
         if self.recovery == RecoveryKind::Sack && !self.sack {
             return Err("tcp.recovery = \"sack\" needs tcp.sack = true".into());
+        }
+        if self.recovery == RecoveryKind::Rack && !self.sack {
+            return Err("tcp.recovery = \"rack\" needs tcp.sack = true".into());
+        }
+        if self.tlp && !self.sack {
+            return Err("tcp.tlp = true needs tcp.sack = true".into());
         }
         if self.min_rto > self.max_rto {
             return Err(format!("tcp.min_rto ({}) exceeds tcp.max_rto ({})", self.min_rto, self.max_rto));

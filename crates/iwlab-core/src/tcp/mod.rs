@@ -12,5 +12,6 @@ pub mod iw;
 pub mod receiver;
 pub mod recovery;
 pub mod rto;
+pub mod scoreboard;
 pub mod segment;
 pub mod sender;

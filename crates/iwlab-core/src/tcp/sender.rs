@@ -9,10 +9,11 @@
 use super::cc::{AckInfo, AnyCc, CongestionControl, Window};
 use super::config::{RecoveryKind, TcpConfig};
 use super::recovery;
+use super::recovery::tlp::Tlp;
 use super::rto::RttEstimator;
+use super::scoreboard::{DeliveryCtx, Outstanding, Scoreboard};
 use super::segment::Segment;
 use crate::engine::{SimDuration, SimTime};
-use std::collections::VecDeque;
 
 /// RFC 7323 TSval: a microsecond clock (plus one, so that 0 never means "a time").
 pub fn ts_value(now: SimTime) -> u32 {
@@ -28,26 +29,6 @@ pub struct TxSeg {
     pub retransmit: bool,
 }
 
-/// An outstanding (sent, not cumulatively acknowledged) segment.
-#[derive(Clone, Debug)]
-pub(crate) struct Outstanding {
-    pub seq: u64,
-    pub len: u32,
-    pub fin: bool,
-    pub sent_at: SimTime,
-    /// Transmissions so far (Karn: sample RTT only when 1).
-    pub tx: u32,
-    pub sacked: bool,
-    /// RFC 6675 IsLost, recomputed on each ACK in SACK recovery.
-    pub lost: bool,
-}
-
-impl Outstanding {
-    pub fn end(&self) -> u64 {
-        self.seq + self.len as u64 + self.fin as u64
-    }
-}
-
 /// Per-connection sender counters, for flow records.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct SenderStats {
@@ -57,6 +38,10 @@ pub struct SenderStats {
     pub fast_retransmits: u64,
     pub ecn_reductions: u64,
     pub max_cwnd: u64,
+    /// Tail loss probes sent (RFC 8985 §7.3).
+    pub tlp_probes: u64,
+    /// Probes that repaired a loss (RFC 8985 §7.4.2).
+    pub tlp_repairs: u64,
 }
 
 pub struct Sender {
@@ -80,16 +65,19 @@ pub struct Sender {
     /// Peer's advertised window.
     pub peer_wnd: u64,
     pub(crate) mss: u32,
-    pub(crate) outstanding: VecDeque<Outstanding>,
+    /// Outstanding segments and the SACK scoreboard (`scoreboard.rs`).
+    pub(crate) outstanding: Scoreboard,
     pub dupacks: u32,
     pub in_recovery: bool,
     /// NewReno `recover` / RFC 6675 RecoveryPoint: snd_max when recovery (or an RTO) began.
     pub recover: u64,
-    /// RFC 6675 HighRxt: one past the highest sequence retransmitted in this recovery.
-    pub(crate) high_rxt: u64,
     /// RFC 6582 §3.2 (5): the timer is reset only on the first partial ACK ("Impatient").
     pub(crate) partial_acks: u32,
     rto_at: Option<SimTime>,
+    /// RACK's reordering timer (RFC 8985 §6.3), with `recovery = "rack"`.
+    pub(crate) rack_at: Option<SimTime>,
+    /// Tail loss probe state (RFC 8985 §7), with `tcp.tlp`.
+    pub(crate) tlp: Option<Tlp>,
     /// Last time new or retransmitted data left (RFC 5681 §4.1 idle detection).
     last_send: Option<SimTime>,
     /// RFC 3168 §6.1.2: react to ECE at most once per window of data.
@@ -125,13 +113,17 @@ impl Sender {
             fin_requested: false,
             peer_wnd: u64::MAX,
             mss: cfg.mss,
-            outstanding: VecDeque::new(),
+            outstanding: Scoreboard::new(cfg.dupthresh, mss, cfg.recovery == RecoveryKind::Rack),
             dupacks: 0,
             in_recovery: false,
             recover: 0,
-            high_rxt: 0,
             partial_acks: 0,
             rto_at: None,
+            rack_at: None,
+            tlp: cfg.tlp.then(|| Tlp {
+                max_ack_delay: cfg.delayed_ack.map_or(SimDuration::ZERO, |d| d.timeout),
+                ..Tlp::default()
+            }),
             last_send: None,
             ecn_recover: 0,
             cwr_pending: false,
@@ -150,6 +142,11 @@ impl Sender {
         self.window_probe = Some((self.snd_nxt, self.snd_nxt + iw_bytes));
         // Room for the first flight (and a FIN) without growing segment by segment.
         self.outstanding.reserve(iw_bytes.div_ceil(self.w.mss) as usize + 1);
+        // RFC 8985 §7.3: the handshake's RTT sample counts as one "since the start".
+        let sampled = self.rtt.srtt().is_some();
+        if let Some(t) = self.tlp.as_mut() {
+            t.rtt_sampled = sampled;
+        }
     }
 
     /// The application writes `bytes` more.
@@ -171,7 +168,13 @@ impl Sender {
     pub fn bytes_written(&self) -> u64 {
         self.data_end - 1
     }
+    /// When the sender's next timer fires: the RTO, or RACK's reordering timer or the TLP
+    /// probe timer when those are on (`on_rto` handles all three).
     pub fn rto_deadline(&self) -> Option<SimTime> {
+        [self.rto_at, self.rack_at, self.tlp.as_ref().and_then(|t| t.at)].into_iter().flatten().min()
+    }
+    /// The retransmission timer alone.
+    pub(crate) fn rto_deadline_only(&self) -> Option<SimTime> {
         self.rto_at
     }
     /// RFC 5681 FlightSize: data sent and not yet acknowledged.
@@ -198,7 +201,7 @@ impl Sender {
         self.snd_max < self.data_end || (self.fin_requested && self.snd_max == self.data_end)
     }
 
-    fn note_loss(&mut self) {
+    pub(crate) fn note_loss(&mut self) {
         self.any_loss = true;
         if let Some((start, end)) = self.window_probe {
             if self.snd_una < end && self.iw_loss.is_none() {
@@ -214,18 +217,26 @@ impl Sender {
         if ack > self.snd_max {
             return; // acknowledges something never sent: ignore (RFC 9293 §3.10.7.4)
         }
+        // RFC 8985 §7.4.2: a probe that repaired a loss reduces cwnd (and this ACK does not grow it).
+        let tlp_reduced = self.tlp.is_some() && recovery::tlp::process_ack(self, now, seg);
         self.peer_wnd = seg.wnd;
         if self.sack && !seg.sack.is_empty() {
-            self.update_scoreboard(seg);
+            self.update_scoreboard(now, seg);
         }
         // RFC 3168 §6.1.2: no cwnd increase in response to the ACK whose ECE we acted on.
         let reduced = ecn && seg.flags.contains(super::segment::Flags::ECE) && self.on_ece(now);
         if ack > self.snd_una {
-            self.on_new_ack(now, seg, !reduced, out);
+            self.on_new_ack(now, seg, !reduced && !tlp_reduced, out);
         } else if ack == self.snd_una && seg.len == 0 && !seg.is_syn() && !seg.is_fin() && self.snd_max > self.snd_una {
             // RFC 5681 §2 DUPLICATE ACKNOWLEDGMENT (conditions a–d).
             self.dupacks += 1;
             recovery::on_dupack(self, now, out);
+        }
+        if self.kind == RecoveryKind::Rack {
+            recovery::rack::after_ack(self, now, out);
+        }
+        if self.tlp.is_some() {
+            recovery::tlp::revalidate(self);
         }
     }
 
@@ -235,19 +246,17 @@ impl Sender {
         let flight_before = self.flight_size();
         // Pop what is now cumulatively acknowledged; RTT from the newest segment sent once.
         let mut sample = None;
+        let ctx = self.delivery_ctx(now, seg);
         while let Some(front) = self.outstanding.front() {
             if front.end() <= ack {
                 if front.tx == 1 {
                     sample = Some(now - front.sent_at);
                 }
-                self.outstanding.pop_front();
+                self.outstanding.pop_front(&ctx);
             } else {
                 if front.seq < ack {
                     // Partially acknowledged segment (rare: our segments sit on an MSS grid).
-                    let f = self.outstanding.front_mut().unwrap();
-                    let cut = (ack - f.seq) as u32;
-                    f.seq = ack;
-                    f.len = f.len.saturating_sub(cut);
+                    self.outstanding.cut_front(ack);
                 }
                 break;
             }
@@ -261,6 +270,9 @@ impl Sender {
         }
         if let Some(r) = sample {
             self.rtt.sample(r);
+            if let Some(t) = self.tlp.as_mut() {
+                t.rtt_sampled = true;
+            }
         }
         self.snd_una = ack;
         if self.snd_nxt < ack {
@@ -286,6 +298,10 @@ impl Sender {
         } else if !self.in_recovery || self.kind != RecoveryKind::NewReno || self.partial_acks <= 1 {
             self.arm_rto(now);
         }
+        // RFC 8985 §7.2: (re)start the PTO on an ACK of new data.
+        if self.tlp.is_some() {
+            recovery::tlp::schedule(self, now);
+        }
     }
 
     /// Reacts to an ECN echo; true if cwnd was reduced.
@@ -303,22 +319,23 @@ impl Sender {
         true
     }
 
-    /// RFC 2018: mark outstanding segments covered by the ACK's SACK blocks.
-    fn update_scoreboard(&mut self, seg: &Segment) {
+    /// What RACK needs to know about the ACK that delivers segments (RFC 8985 §6.2 step 2).
+    fn delivery_ctx(&self, now: SimTime, seg: &Segment) -> DeliveryCtx {
+        let ts_ecr = if self.timestamps { seg.ts.map(|(_, ecr)| ecr).filter(|&e| e != 0) } else { None };
+        DeliveryCtx { now, min_rtt: self.rtt.min_rtt(), ts_ecr }
+    }
+
+    /// RFC 2018: mark outstanding segments covered by the ACK's SACK blocks, then move the
+    /// RFC 6675 IsLost frontier (`scoreboard.rs`: amortised O(log n) per block).
+    fn update_scoreboard(&mut self, now: SimTime, seg: &Segment) {
+        let ctx = self.delivery_ctx(now, seg);
         for &(s, e) in seg.sack.as_slice() {
             if e <= self.snd_una {
                 continue;
             }
-            let from = self.outstanding.partition_point(|o| o.end() <= s);
-            for o in self.outstanding.range_mut(from..) {
-                if o.seq >= e {
-                    break;
-                }
-                if o.seq >= s && o.end() <= e {
-                    o.sacked = true;
-                }
-            }
+            self.outstanding.sack_block(s, e, &ctx);
         }
+        self.outstanding.update_lost();
     }
 
     pub(crate) fn arm_rto(&mut self, now: SimTime) {
@@ -329,7 +346,7 @@ impl Sender {
     pub(crate) fn enter_recovery(&mut self) {
         self.in_recovery = true;
         self.recover = self.snd_max;
-        self.high_rxt = self.snd_una;
+        self.outstanding.set_high_rxt(self.snd_una);
         self.partial_acks = 0;
         self.stats.fast_retransmits += 1;
         self.note_loss();
@@ -349,13 +366,15 @@ impl Sender {
 
     /// Queues a retransmission of the outstanding segment starting at `seq`.
     pub(crate) fn retransmit(&mut self, now: SimTime, seq: u64, out: &mut Vec<TxSeg>) {
-        let i = self.outstanding.partition_point(|o| o.seq < seq);
-        let Some(o) = self.outstanding.get_mut(i) else { return };
-        o.sent_at = now;
-        o.tx += 1;
+        let i = self.outstanding.index_of(seq);
+        if i >= self.outstanding.len() {
+            return;
+        }
+        let o = self.outstanding.on_retransmit(i, now);
         let tx = TxSeg { seq: o.seq, len: o.len, fin: o.fin, retransmit: true };
         let end = o.end();
-        self.high_rxt = self.high_rxt.max(end);
+        let high_rxt = self.outstanding.high_rxt().max(end);
+        self.outstanding.set_high_rxt(high_rxt);
         self.stats.retransmits += 1;
         self.stats.data_segments_sent += (tx.len > 0) as u64;
         self.last_send = Some(now);
@@ -380,6 +399,10 @@ impl Sender {
     pub fn transmit(&mut self, now: SimTime, out: &mut Vec<TxSeg>) {
         if self.in_recovery && self.kind == RecoveryKind::Sack {
             recovery::sack::send_next_segments(self, now, out);
+            return;
+        }
+        if self.in_recovery && self.kind == RecoveryKind::Rack {
+            recovery::rack::send_next_segments(self, now, out);
             return;
         }
         loop {
@@ -430,7 +453,7 @@ impl Sender {
 
     fn push_new(&mut self, now: SimTime, len: u32, fin: bool, out: &mut Vec<TxSeg>) {
         let seq = self.snd_nxt;
-        self.outstanding.push_back(Outstanding { seq, len, fin, sent_at: now, tx: 1, sacked: false, lost: false });
+        self.outstanding.push(Outstanding::new(seq, len, fin, now));
         self.snd_nxt += len as u64 + fin as u64;
         self.snd_max = self.snd_max.max(self.snd_nxt);
         self.stats.data_segments_sent += (len > 0) as u64;
@@ -439,11 +462,30 @@ impl Sender {
         if self.rto_at.is_none() {
             self.arm_rto(now);
         }
+        // RFC 8985 §7.2: (re)start the PTO after sending new data (not the probe itself).
+        if self.tlp.is_some() {
+            recovery::tlp::schedule(self, now);
+        }
         out.push(TxSeg { seq, len, fin, retransmit: false });
     }
 
     /// RFC 6298 (5.4)–(5.6) and RFC 5681 §3.1: the retransmission timer expired.
+    /// Handles whichever sender timers are due at `now`: RACK's (RFC 8985 §6.3), the loss
+    /// probe (§7.3), then the RTO.
     pub fn on_rto(&mut self, now: SimTime, out: &mut Vec<TxSeg>) {
+        if self.rack_at.is_some_and(|t| t <= now) {
+            self.rack_at = None;
+            recovery::rack::on_timer(self, now, out);
+        }
+        if self.tlp.as_ref().and_then(|t| t.at).is_some_and(|t| t <= now) {
+            recovery::tlp::on_pto(self, now, out);
+        }
+        if self.rto_at.is_some_and(|t| t <= now) {
+            self.on_retransmission_timeout(now, out);
+        }
+    }
+
+    fn on_retransmission_timeout(&mut self, now: SimTime, out: &mut Vec<TxSeg>) {
         self.rto_at = None;
         if self.snd_una == self.snd_max {
             return;
@@ -460,7 +502,11 @@ impl Sender {
         // RFC 6582 §4: remember the highest sequence sent so that dup ACKs caused by the
         // go-back-N retransmissions do not trigger another fast retransmit.
         self.recover = self.snd_max;
-        self.high_rxt = self.snd_una;
+        self.outstanding.set_high_rxt(self.snd_una);
+        self.outstanding.rack_reset_on_rto();
+        self.rack_at = None;
+        // RFC 8985 §7.1: RTO recovery ends any TLP episode.
+        recovery::tlp::reset(self);
         self.rtt.on_timeout();
         // Go back N: resend from the first unacknowledged segment.
         self.snd_nxt = self.snd_una;

@@ -3,8 +3,10 @@
 //! sets ssthresh/cwnd and queues retransmissions through the sender's own methods.
 
 pub mod newreno;
+pub mod rack;
 pub mod reno;
 pub mod sack;
+pub mod tlp;
 
 use super::cc::CongestionControl;
 use super::config::RecoveryKind;
@@ -17,6 +19,8 @@ pub fn on_dupack(s: &mut Sender, now: SimTime, out: &mut Vec<TxSeg>) {
         RecoveryKind::Reno => reno::on_dupack(s, now, out),
         RecoveryKind::NewReno => newreno::on_dupack(s, now, out),
         RecoveryKind::Sack => sack::on_dupack(s, now, out),
+        // RFC 8985: no duplicate-ACK counting; RACK looks at every ACK (`rack::after_ack`).
+        RecoveryKind::Rack => {}
     }
 }
 
@@ -26,6 +30,7 @@ pub fn on_ack_in_recovery(s: &mut Sender, now: SimTime, acked: u64, out: &mut Ve
         RecoveryKind::Reno => reno::on_ack(s, now),
         RecoveryKind::NewReno => newreno::on_ack(s, now, acked, out),
         RecoveryKind::Sack => sack::on_ack(s, now),
+        RecoveryKind::Rack => rack::on_ack(s, now),
     }
 }
 

@@ -7,31 +7,16 @@ use crate::tcp::sender::{Sender, TxSeg};
 
 /// RFC 6675 §4 IsLost, for every outstanding segment at once: a segment is lost when
 /// DupThresh SACKed segments, or more than (DupThresh − 1)·SMSS SACKed bytes, lie above it.
+/// The scoreboard keeps the lost segments as a prefix whose end only moves forward, so this
+/// costs amortised O(1) (`tcp/scoreboard.rs`).
 pub(crate) fn mark_lost(s: &mut Sender) {
-    let (thresh, mss) = (s.dupthresh as u64, s.w.mss);
-    let (mut count, mut bytes) = (0u64, 0u64);
-    for o in s.outstanding.iter_mut().rev() {
-        if o.sacked {
-            count += 1;
-            bytes += o.len as u64;
-            o.lost = false;
-        } else {
-            o.lost = count >= thresh || bytes > (thresh - 1) * mss;
-        }
-    }
+    s.outstanding.update_lost();
 }
 
 /// RFC 6675 §4 SetPipe: unSACKed octets not deemed lost, plus octets retransmitted
-/// (at or below HighRxt).
+/// (at or below HighRxt) — from running sums, O(1).
 pub(crate) fn pipe(s: &Sender) -> u64 {
-    s.outstanding
-        .iter()
-        .filter(|o| !o.sacked)
-        .map(|o| {
-            let n = o.end() - o.seq;
-            (!o.lost) as u64 * n + (o.end() <= s.high_rxt) as u64 * n
-        })
-        .sum()
+    s.outstanding.pipe()
 }
 
 pub fn on_dupack(s: &mut Sender, now: SimTime, out: &mut Vec<TxSeg>) {
@@ -39,7 +24,7 @@ pub fn on_dupack(s: &mut Sender, now: SimTime, out: &mut Vec<TxSeg>) {
         return; // NextSeg runs in transmit
     }
     mark_lost(s);
-    let first_lost = s.outstanding.front().is_some_and(|o| o.lost);
+    let first_lost = s.outstanding.first_is_lost();
     // RFC 6675 §5 (3)/(4): enter on DupThresh duplicates or when IsLost(HighACK + 1),
     // unless the ACK does not cover RecoveryPoint of a previous recovery or RTO.
     if (s.dupacks >= s.dupthresh || first_lost) && s.snd_una >= s.recover {
@@ -89,7 +74,7 @@ pub fn send_next_segments(s: &mut Sender, now: SimTime, out: &mut Vec<TxSeg>) {
     }
 }
 
-/// The first unSACKed segment at or above HighRxt (that IsLost, if `lost_only`).
-fn hole(s: &Sender, lost_only: bool) -> Option<u64> {
-    s.outstanding.iter().find(|o| !o.sacked && o.seq >= s.high_rxt && (o.lost || !lost_only)).map(|o| o.seq)
+/// The first unSACKed segment at or above HighRxt (that IsLost, if `lost_only`): O(log n).
+fn hole(s: &mut Sender, lost_only: bool) -> Option<u64> {
+    s.outstanding.hole(lost_only)
 }
