@@ -8,7 +8,7 @@
 //        [--duration=60] [--weakEs=1] [--seed=1] [--run=1] ...   (--help lists all)
 //   D:   bulk --flows 4 --bottleneckMbps 1000 --delayMs 20 --queuePackets 4000
 //        --accessMbps 10000 --accessQueue 10000 --cc cubic --mss 1448 --timestamps 1
-//        --bufBytes 67108864 --duration 20
+//        --bufBytes 67108864 --duration 5
 
 #include "dumbbell.h"
 #include "metrics.h"
