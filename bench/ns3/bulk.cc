@@ -1,10 +1,14 @@
-// Scenario A, bulk: `flows` long-lived NewReno/SACK flows across a dumbbell, flow i from left
-// host i to right host i, each starting at a uniform random time in [0, startWindow] s.
-// Access links 1 Gb/s, 1 ms; bottleneck `bottleneckMbps`, `delayMs`, drop-tail of
-// `queuePackets` packets in each direction. Prints one JSON object on stdout.
+// Scenarios A and D, bulk: `flows` long-lived NewReno/SACK (or, with --cc cubic, CUBIC/SACK)
+// flows across a dumbbell, flow i from left host i to right host i, each starting at a uniform
+// random time in [0, startWindow] s. Access links 1 Gb/s, 1 ms; bottleneck `bottleneckMbps`,
+// `delayMs`, drop-tail of `queuePackets` packets in each direction. Prints one JSON object on
+// stdout.
 //
 //   bulk [--flows=100] [--bottleneckMbps=100] [--delayMs=10] [--queuePackets=250]
 //        [--duration=60] [--weakEs=1] [--seed=1] [--run=1] ...   (--help lists all)
+//   D:   bulk --flows 4 --bottleneckMbps 1000 --delayMs 20 --queuePackets 4000
+//        --accessMbps 10000 --accessQueue 10000 --cc cubic --mss 1448 --timestamps 1
+//        --bufBytes 67108864 --duration 5
 
 #include "dumbbell.h"
 #include "metrics.h"
@@ -14,9 +18,56 @@
 #include "ns3/core-module.h"
 #include "ns3/internet-module.h"
 
+#include <algorithm>
 #include <iostream>
+#include <map>
 
 using namespace ns3;
+
+namespace
+{
+
+// --senderStats 1: retransmitted data segments and the largest cwnd of the senders, from their
+// sockets' Tx and CongestionWindow traces (one callback per data segment and per cwnd change,
+// so only on request: scenario D). A data segment is a retransmission when it starts below the
+// highest sequence number the socket has sent.
+struct SenderStats
+{
+    uint64_t dataSegments = 0;
+    uint64_t retransmissions = 0;
+    uint32_t maxCwndBytes = 0;
+    std::map<const void*, uint32_t> high; // per socket: highest sequence number sent + 1
+
+    void OnTx(const void* sock, Ptr<const Packet> p, const TcpHeader& h, Ptr<const TcpSocketBase>)
+    {
+        if (p->GetSize() == 0)
+        {
+            return;
+        }
+        ++dataSegments;
+        uint32_t seq = h.GetSequenceNumber().GetValue();
+        auto it = high.find(sock);
+        if (it != high.end() && seq < it->second)
+        {
+            ++retransmissions;
+        }
+        else
+        {
+            high[sock] = seq + p->GetSize();
+        }
+    }
+    void OnCwnd(uint32_t, uint32_t now) { maxCwndBytes = std::max(maxCwndBytes, now); }
+    void Hook(Ptr<BulkSendApplication> app)
+    {
+        Ptr<Socket> s = app->GetSocket();
+        s->TraceConnectWithoutContext(
+            "Tx",
+            MakeCallback(&SenderStats::OnTx, this).Bind(static_cast<const void*>(PeekPointer(s))));
+        s->TraceConnectWithoutContext("CongestionWindow", MakeCallback(&SenderStats::OnCwnd, this));
+    }
+};
+
+} // namespace
 
 int
 main(int argc, char* argv[])
@@ -35,6 +86,12 @@ main(int argc, char* argv[])
     uint32_t accessQueue = 1000;
     uint32_t iw = 10;
     uint32_t sendSize = 65536;
+    std::string cc = "newreno";
+    uint32_t mss = 1460;
+    bool timestamps = false;
+    uint32_t bufBytes = 16u << 20;
+    bool hystart = false;
+    bool senderStats = false;
 
     CommandLine cmd(__FILE__);
     cmd.AddValue("flows", "number of flows N (one sender and one receiver host each)", flows);
@@ -51,6 +108,12 @@ main(int argc, char* argv[])
     cmd.AddValue("accessQueue", "access link drop-tail queue, packets", accessQueue);
     cmd.AddValue("iw", "initial window, segments", iw);
     cmd.AddValue("sendSize", "bytes per BulkSendApplication write", sendSize);
+    cmd.AddValue("cc", "congestion control: newreno or cubic (ns3::TcpCubic)", cc);
+    cmd.AddValue("mss", "TCP segment size, payload bytes (1448 with timestamps: 1500 B packets)", mss);
+    cmd.AddValue("timestamps", "RFC 7323 timestamps (12 option bytes per segment)", timestamps);
+    cmd.AddValue("bufBytes", "send and receive socket buffer, bytes (the largest window)", bufBytes);
+    cmd.AddValue("hystart", "TcpCubic's HyStart (iwlab has none)", hystart);
+    cmd.AddValue("senderStats", "count retransmissions and the largest cwnd (per-segment traces)", senderStats);
     cmd.Parse(bench::JoinFlagValues(argc, argv));
     bench::RequireRange("flows", flows, 1u, 16000u);
     bench::RequireRange("bottleneckMbps", bottleneckMbps, 1e-3, 1e6);
@@ -60,12 +123,25 @@ main(int argc, char* argv[])
     bench::RequireRange("startWindow", startWindow, 0.0, 1e6);
     bench::RequireRange("iw", iw, 1u, 1000u);
     bench::RequireRange("sendSize", sendSize, 1u, 1u << 24);
+    bench::RequireRange("mss", mss, 100u, 9000u);
+    bench::RequireRange("bufBytes", bufBytes, 1u << 16, 1u << 30);
+    if (cc != "newreno" && cc != "cubic")
+    {
+        std::cerr << "error: --cc=" << cc << " is not allowed; expected newreno or cubic\n";
+        return 2;
+    }
 
     RngSeedManager::SetSeed(seed);
     RngSeedManager::SetRun(run);
     Config::SetDefault("ns3::Ipv4::WeakEsModel", BooleanValue(weakEs));
     bench::TcpSettings tcp; // NewReno, SACK, no timestamps, del-ACK 2/200 ms, min RTO 1 s
     tcp.iw = iw;
+    tcp.cubic = cc == "cubic";
+    tcp.hystart = hystart;
+    tcp.mss = mss;
+    tcp.timestamps = timestamps;
+    tcp.sndBufBytes = bufBytes;
+    tcp.rcvBufBytes = bufBytes;
     bench::ApplyTcpDefaults(tcp);
 
     bench::DumbbellSpec spec{flows,
@@ -80,6 +156,7 @@ main(int argc, char* argv[])
     Ptr<UniformRandomVariable> startRv = CreateObject<UniformRandomVariable>();
     startRv->SetStream(1);
     std::vector<Ptr<PacketSink>> sinks;
+    SenderStats stats;
     for (uint32_t i = 0; i < flows; ++i)
     {
         PacketSinkHelper sinkHelper("ns3::TcpSocketFactory",
@@ -92,7 +169,16 @@ main(int argc, char* argv[])
         src.SetAttribute("MaxBytes", UintegerValue(0));
         src.SetAttribute("SendSize", UintegerValue(sendSize));
         ApplicationContainer app = src.Install(d.left.Get(i));
-        app.Start(Seconds(startRv->GetValue(0, startWindow)));
+        Time start = Seconds(startRv->GetValue(0, startWindow));
+        app.Start(start);
+        if (senderStats)
+        {
+            // The socket exists once the application has started (its SYN goes out then).
+            Simulator::Schedule(start + NanoSeconds(1),
+                                &SenderStats::Hook,
+                                &stats,
+                                DynamicCast<BulkSendApplication>(app.Get(0)));
+        }
     }
 
     Simulator::Stop(Seconds(duration));
@@ -113,18 +199,28 @@ main(int argc, char* argv[])
                      .Num("duration_s", duration)
                      .Int("weak_es", weakEs)
                      .Int("iw", iw)
+                     .Str("cc", cc)
+                     .Int("mss", mss)
+                     .Int("timestamps", timestamps)
+                     .Int("buf_bytes", bufBytes)
                      .Int("seed", seed)
                      .Int("run", run)
                      .Num("wall_s", times.wall)
                      .Num("cpu_s", times.cpu)
                      .Int("events", static_cast<int64_t>(Simulator::GetEventCount()))
                      .Int("packets", counters.packets)
+                     .Int("link_transmissions", counters.packets)
+                     .Num("link_tx_per_wall_s", counters.packets / times.wall)
                      .Num("bottleneck_utilisation", counters.bottleneckBytes * 8.0 / (bps * duration))
                      .Num("goodput_mbps", rxBytes * 8.0 / duration / 1e6)
                      .Int("bottleneck_drops", counters.bottleneckDrops)
                      .Int("bottleneck_packets", counters.bottleneckPackets)
                      .Int("other_drops", counters.otherDrops)
                      .Int("queue_discs", bench::CountQueueDiscs(d))
+                     .Int("sender_stats", senderStats)
+                     .Int("data_segments", static_cast<int64_t>(stats.dataSegments))
+                     .Int("retransmissions", static_cast<int64_t>(stats.retransmissions))
+                     .Num("max_cwnd_segments", static_cast<double>(stats.maxCwndBytes) / mss)
                      .Int("peak_rss_kb", bench::PeakRssKb())
                      .Done()
               << std::endl;

@@ -26,9 +26,13 @@ struct TcpSettings
     uint32_t rcvBufBytes = 16u << 20;
     bool limitedTransmit = false; // RFC 3042 (ns-3 default is on; iwlab's default is off)
     double mslS = 120;            // TIME_WAIT lasts 2·MSL (ns-3 default MSL 120 s)
+    bool cubic = false;           // ns3::TcpCubic instead of ns3::TcpNewReno (scenario D)
+    bool hystart = false;         // TcpCubic's HyStart (ns-3 default on; iwlab has none)
 };
 
-// NewReno congestion control (RFC 5681 / 6582) with ns-3's classic recovery (no PRR).
+// NewReno congestion control (RFC 5681 / 6582) with ns-3's classic recovery (no PRR), or
+// with `cubic` ns-3's TcpCubic (Linux-style CUBIC, beta 0.7, C 0.4, fast convergence; HyStart
+// as `hystart` says) with the same classic recovery.
 //
 // Initial RTO: ns-3 has no attribute for it. A SYN or SYN-ACK is timed with ConnTimeout; data
 // sent before the first RTT sample uses srtt + max(G, 4·rttvar) computed from
@@ -38,7 +42,9 @@ inline void
 ApplyTcpDefaults(const TcpSettings& s)
 {
     using namespace ns3;
-    Config::SetDefault("ns3::TcpL4Protocol::SocketType", TypeIdValue(TcpNewReno::GetTypeId()));
+    Config::SetDefault("ns3::TcpL4Protocol::SocketType",
+                       TypeIdValue(s.cubic ? TcpCubic::GetTypeId() : TcpNewReno::GetTypeId()));
+    Config::SetDefault("ns3::TcpCubic::HyStart", BooleanValue(s.hystart));
     Config::SetDefault("ns3::TcpL4Protocol::RecoveryType",
                        TypeIdValue(TcpClassicRecovery::GetTypeId()));
     Config::SetDefault("ns3::TcpSocket::SegmentSize", UintegerValue(s.mss));

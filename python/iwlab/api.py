@@ -99,7 +99,8 @@ def headline(flows: dict[str, list[Any]], pages: dict[str, list[Any]], links: di
              summary: dict[str, Any]) -> dict[str, Any]:
     """The numbers `iwlab run` prints, from the core's columns (no pandas needed): medians over
     completed records after warm-up (None if there are none), bottleneck utilisation and drop
-    rate per direction (L → R is forward), simulator events per wall-clock second."""
+    rate per direction (L → R is forward), simulator events and link transmissions (packets put
+    on any link, once per hop) per wall-clock second of the engine run."""
     out: dict[str, Any] = {}
     for name, rows, column in (("median_flow_completion", flows, "completion"), ("median_page_delay", pages, "delay")):
         done = [v for v, c, w in zip(rows[column], rows["completed"], rows["in_warmup"]) if c and not w]
@@ -111,6 +112,8 @@ def headline(flows: dict[str, list[Any]], pages: dict[str, list[Any]], links: di
             out[f"bottleneck_{direction}_{key}"] = None if value is None else float(value)
     wall = summary.get("wall_seconds") or 0.0
     out["events_per_second"] = summary["events"] / wall if wall > 0 else None
+    tx = summary.get("link_transmissions")
+    out["link_tx_per_wall_s"] = tx / wall if wall > 0 and tx is not None else None
     return out
 
 
@@ -233,6 +236,7 @@ def _fmt_pct(v: float | None) -> str:
 def summary_rows(s: dict[str, Any]) -> list[tuple[str, str]]:
     """(label, value) rows of a summary, as `iwlab run` and `Result._repr_html_` show them."""
     eps = s.get("events_per_second")
+    tps = s.get("link_tx_per_wall_s")
     return [
         ("scenario", f"{s.get('scenario', '')} ({s.get('scenario_hash', '')})"),
         ("seed", str(s.get("seed"))),
@@ -247,6 +251,8 @@ def summary_rows(s: dict[str, Any]) -> list[tuple[str, str]]:
         ("bottleneck R→L drop rate", _fmt_pct(s.get("bottleneck_reverse_drop_rate"))),
         ("packets created / dropped", f"{s.get('packets_created')} / {s.get('packets_dropped')}"),
         ("events", f"{s.get('events')} ({'-' if eps is None else f'{eps / 1e6:.2f} M'} events/s)"),
+        ("link transmissions",
+         f"{s.get('link_transmissions', '-')} ({'-' if tps is None else f'{tps / 1e6:.2f} M'} /s)"),
         ("wall time", _fmt_seconds(s.get("wall_seconds"))),
     ]
 

@@ -6,6 +6,9 @@
 //! shared machine prefer these to single wall-clock runs when comparing two builds.
 //!
 //! `scale_files/*`: the million-flow and 10 Gb/s scenarios (issue 12), scaled down.
+//! `bench_files_bdp/D-2s`: bench D (`bulk-bdp.toml`: 4 CUBIC + SACK flows at 1 Gb/s, 20 ms,
+//! windows of thousands of segments) for 2 simulated seconds — slow start overshoots, and the
+//! loss episode of ~10 000 segments is where a per-ACK cost that grows with the window shows.
 //!
 //! `cargo bench -p iwlab-core --bench scenario`
 
@@ -66,13 +69,28 @@ fn bench_files(c: &mut Criterion) {
         ("C", "rfc2415.toml", None),
         ("A-10s", "bulk.toml", Some("10s")),
     ] {
-        let mut text = std::fs::read_to_string(format!("{dir}{file}")).expect("bench scenario file");
-        if let Some(d) = duration {
-            text = text.replace("duration = \"60s\"", &format!("duration = \"{d}\""));
-        }
-        bench_text(&mut g, name, &text);
+        bench_file(&mut g, name, &format!("{dir}{file}"), duration);
     }
     g.finish();
+    // D's iterations take seconds: fewer samples, in a group of their own.
+    let mut g = c.benchmark_group("bench_files_bdp");
+    g.sample_size(10);
+    g.measurement_time(Duration::from_secs(30));
+    bench_file(&mut g, "D-2s", &format!("{dir}bulk-bdp.toml"), Some("2s"));
+    g.finish();
+}
+
+/// Benchmarks one scenario file, its `duration = "…"` line replaced when `duration` is given.
+fn bench_file(g: &mut BenchmarkGroup<WallTime>, name: &str, path: &str, duration: Option<&str>) {
+    let mut text = std::fs::read_to_string(path).expect("bench scenario file");
+    if let Some(d) = duration {
+        text = text
+            .lines()
+            .map(|l| if l.starts_with("duration = ") { format!("duration = \"{d}\"") } else { l.to_string() })
+            .collect::<Vec<_>>()
+            .join("\n");
+    }
+    bench_text(g, name, &text);
 }
 
 /// Issue 12 items 2 and 3, scaled down: `million-flows.toml` for its first 20 000 flows (4 s)

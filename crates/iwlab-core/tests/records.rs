@@ -50,23 +50,43 @@ fn a_flow_row_says_what_happened_to_the_connection() {
     );
 }
 
-#[test]
-fn link_rows_count_from_the_end_of_the_warm_up() {
+/// A 10 MB transfer over 10 Mb/s until `end_ms`, recorded without and with a 1 s warm-up;
+/// also the port of the data direction.
+fn whole_and_warm(end_ms: u64) -> (Results, Results, usize) {
     let mut whole = pair(link(10_000_000, ms(10), 1000), 1);
     transfer(&mut whole, &TcpConfig::default(), IwConfig::Fixed { segments: 10 }, 100, 10_000_000);
     let mut warm = pair(link(10_000_000, ms(10), 1000), 1);
     warm.sim.core.set_warmup(at(ms(1_000)));
     transfer(&mut warm, &TcpConfig::default(), IwConfig::Fixed { segments: 10 }, 100, 10_000_000);
-    let end = at(ms(5_000));
+    let end = at(ms(end_ms));
     run(&mut whole.sim, end);
     run(&mut warm.sim, end);
     let a = Results::collect(&whole.sim, end, at(SimDuration::ZERO));
     let b = Results::collect(&warm.sim, end, at(ms(1_000)));
-    let down = warm.down as usize;
+    (a, b, warm.down as usize)
+}
+
+#[test]
+fn link_rows_count_from_the_end_of_the_warm_up() {
+    let (a, b, down) = whole_and_warm(5_000);
     assert!(u64s(&b.links, "packets")[down] < u64s(&a.links, "packets")[down]);
     // The 10 MB transfer keeps the link busy from slow start's end (< 1 s) to past 5 s.
     let u = f64s(&b.links, "utilisation")[down].unwrap();
     assert!(u > 0.95 && u <= 1.0, "utilisation {u}");
+}
+
+/// Issue 12 item 5: `summary.link_transmissions` counts packets put on any link, once per
+/// hop, over the whole run — the links table's `packets` summed when there is no warm-up,
+/// more than that sum (the warm-up's transmissions too) when there is one.
+#[test]
+fn link_transmissions_are_the_links_packets_summed_over_the_whole_run() {
+    let (a, b, _) = whole_and_warm(3_000);
+    let sum_a: u64 = u64s(&a.links, "packets").iter().sum();
+    let sum_b: u64 = u64s(&b.links, "packets").iter().sum();
+    assert!(sum_a > 1000, "{sum_a}");
+    assert_eq!(a.summary.link_transmissions, sum_a);
+    assert_eq!(b.summary.link_transmissions, a.summary.link_transmissions, "the warm-up changes no packet");
+    assert!(sum_b < b.summary.link_transmissions);
 }
 
 #[test]

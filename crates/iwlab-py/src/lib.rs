@@ -180,6 +180,7 @@ fn run<'py>(
     summary.set_item("flows_completed", s.flows_completed)?;
     summary.set_item("pages", s.pages)?;
     summary.set_item("pages_completed", s.pages_completed)?;
+    summary.set_item("link_transmissions", s.link_transmissions)?;
     summary.set_item("wall_seconds", wall)?;
     summary.set_item("cpu_seconds", cpu)?;
     summary.set_item("core_version", env!("CARGO_PKG_VERSION"))?;

@@ -22,6 +22,10 @@ pub struct Summary {
     pub flows_completed: u64,
     pub pages: u64,
     pub pages_completed: u64,
+    /// Packets put on any link over the whole run (warm-up included), once per hop: the sum
+    /// of every port's transmissions that finished serialisation by the end (issue 12 item 5).
+    /// With no warm-up it equals the sum of the links table's `packets`.
+    pub link_transmissions: u64,
 }
 
 #[derive(Clone, Debug)]
@@ -52,6 +56,7 @@ impl Results {
             flows_completed: flows.iter().filter(|f| f.completed).count() as u64,
             pages: core.records.pages.len() as u64,
             pages_completed: core.records.pages.iter().filter(|p| p.end.is_some()).count() as u64,
+            link_transmissions: core.topo.ports.iter().map(|p| p.counters_at(end).packets).sum(),
         };
         Results {
             flows: flow_table(&flows),
