@@ -337,23 +337,16 @@ def test_profile_path_is_relative_to_nothing_surprising(tmp_path):
 
 
 def _watch_state(path: Path, rows: list[tuple]) -> Path:
-    """A state file as `iwlab watch` leaves it: application id 'IWLB', schema version 1, and the
-    per-prefix counters (netns, prefix, connections, segs_out, retrans, rtt_us_sum, rtt_n)."""
-    import sqlite3
+    """A state file written by the watcher's own state code (iwlab.deploy.state) with these
+    per-prefix counters: (netns, prefix, connections, segs_out, retrans, rtt_us_sum, rtt_n)."""
+    from iwlab.deploy.state import State
 
-    db = sqlite3.connect(path)
-    db.executescript("""
-        CREATE TABLE prefixes (
-            netns TEXT NOT NULL, prefix TEXT NOT NULL, iw INTEGER, since REAL, why TEXT,
-            connections INTEGER NOT NULL DEFAULT 0, iw_loss INTEGER NOT NULL DEFAULT 0,
-            segs_out INTEGER NOT NULL DEFAULT 0, retrans INTEGER NOT NULL DEFAULT 0,
-            rtt_us_sum INTEGER NOT NULL DEFAULT 0, rtt_n INTEGER NOT NULL DEFAULT 0, last_evidence REAL,
-            PRIMARY KEY (netns, prefix));
-        PRAGMA application_id = 1230457922; PRAGMA user_version = 1;""")
-    db.executemany("INSERT INTO prefixes (netns, prefix, connections, segs_out, retrans, rtt_us_sum, rtt_n) "
-                   "VALUES (?, ?, ?, ?, ?, ?, ?)", rows)
-    db.commit()
-    db.close()
+    st = State(path)
+    for netns, prefix, connections, segs_out, retrans, rtt_us_sum, rtt_n in rows:
+        counts = {prefix: {"connections": connections, "iw_loss": 0, "segs_out": segs_out, "retrans": retrans,
+                           "rtt_us_sum": rtt_us_sum, "rtt_n": rtt_n}}
+        st.add_counts(netns or None, counts, None, "policy.toml", "")
+    st.close()
     return path
 
 
