@@ -59,7 +59,9 @@ fn check_pin_parent(pins: &Path) -> Result<(), Error> {
     let parent = pins.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
     match sys::fs_magic(parent) {
         Ok(sys::BPF_FS_MAGIC) => Ok(()),
-        Ok(_) => Err(Error::Usage(format!("pins {}: {} is not on a bpf file system", pins.display(), parent.display()))),
+        Ok(_) => {
+            Err(Error::Usage(format!("pins {}: {} is not on a bpf file system", pins.display(), parent.display())))
+        }
         Err(e) => Err(Error::Usage(format!("pins {}: {}: {e}", pins.display(), parent.display()))),
     }
 }

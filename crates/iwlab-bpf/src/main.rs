@@ -62,9 +62,7 @@ enum Cmd {
         pins: PathBuf,
     },
     /// The cgroup id (inode) of a cgroup2 directory.
-    CgroupId {
-        cgroup: PathBuf,
-    },
+    CgroupId { cgroup: PathBuf },
 }
 
 fn check_iw(default_iw: u32, max_iw: u32) -> Result<(), Error> {
@@ -73,7 +71,9 @@ fn check_iw(default_iw: u32, max_iw: u32) -> Result<(), Error> {
         return Err(Error::Usage(format!("--max-iw = {max_iw}: allowed 1..=1000 segments")));
     }
     if default_iw > max_iw {
-        return Err(Error::Usage(format!("--default-iw = {default_iw}: allowed 0 (the route's) or 1..=--max-iw ({max_iw})")));
+        return Err(Error::Usage(format!(
+            "--default-iw = {default_iw}: allowed 0 (the route's) or 1..=--max-iw ({max_iw})"
+        )));
     }
     Ok(())
 }

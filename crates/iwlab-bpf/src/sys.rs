@@ -61,7 +61,8 @@ pub fn link_create(prog: BorrowedFd, cgroup: BorrowedFd, attach_type: u32) -> io
         attach_type: u32,
         flags: u32,
     }
-    let mut attr = LinkCreate { prog_fd: prog.as_raw_fd() as u32, target_fd: cgroup.as_raw_fd() as u32, attach_type, flags: 0 };
+    let mut attr =
+        LinkCreate { prog_fd: prog.as_raw_fd() as u32, target_fd: cgroup.as_raw_fd() as u32, attach_type, flags: 0 };
     let fd = bpf(BPF_LINK_CREATE, &mut attr)?;
     // SAFETY: the kernel returned a new fd that nothing else owns.
     Ok(unsafe { OwnedFd::from_raw_fd(fd as i32) })
