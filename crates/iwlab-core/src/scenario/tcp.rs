@@ -14,43 +14,50 @@ use crate::tcp::recovery::prr::ReductionBound;
 
 type R<T> = Result<T, ScenarioError>;
 
+/// Calls macro `$m` with every field of [`TcpSpec`], listed once here.
+macro_rules! tcp_spec_fields {
+    ($m:ident) => {
+        $m!(
+            mss,
+            cc,
+            cubic,
+            recovery,
+            tlp,
+            sack,
+            timestamps,
+            delayed_ack,
+            rcv_wnd,
+            initial_rcv_wnd,
+            initial_rto,
+            min_rto,
+            max_rto,
+            granularity,
+            dupthresh,
+            limited_transmit,
+            abc_l,
+            syn_loss,
+            restart_after_idle,
+            ecn,
+            initial_ssthresh,
+            syn_retries,
+            pacing,
+            pacing_ss_ratio,
+            pacing_ca_ratio,
+            paced_iw,
+            profile,
+            prr,
+            hystart,
+            quickack
+        )
+    };
+}
+
 /// Is field `f` set in `spec`? (To say which layer a bad TCP value came from.)
 pub(crate) fn field_set(spec: &TcpSpec, f: &str) -> bool {
     macro_rules! set {
         ($($f:ident),*) => { match f { $(stringify!($f) => spec.$f.is_some(),)* _ => false } };
     }
-    set!(
-        mss,
-        cc,
-        cubic,
-        recovery,
-        tlp,
-        sack,
-        timestamps,
-        delayed_ack,
-        rcv_wnd,
-        initial_rcv_wnd,
-        initial_rto,
-        min_rto,
-        max_rto,
-        granularity,
-        dupthresh,
-        limited_transmit,
-        abc_l,
-        syn_loss,
-        restart_after_idle,
-        ecn,
-        initial_ssthresh,
-        syn_retries,
-        pacing,
-        pacing_ss_ratio,
-        pacing_ca_ratio,
-        paced_iw,
-        profile,
-        prr,
-        hystart,
-        quickack
-    )
+    tcp_spec_fields!(set)
 }
 
 /// `over` on top of `base`, field by field.
@@ -58,38 +65,7 @@ fn merge(base: &TcpSpec, over: &TcpSpec) -> TcpSpec {
     macro_rules! m {
         ($($f:ident),*) => { TcpSpec { $($f: over.$f.clone().or_else(|| base.$f.clone())),* } };
     }
-    m!(
-        mss,
-        cc,
-        cubic,
-        recovery,
-        tlp,
-        sack,
-        timestamps,
-        delayed_ack,
-        rcv_wnd,
-        initial_rcv_wnd,
-        initial_rto,
-        min_rto,
-        max_rto,
-        granularity,
-        dupthresh,
-        limited_transmit,
-        abc_l,
-        syn_loss,
-        restart_after_idle,
-        ecn,
-        initial_ssthresh,
-        syn_retries,
-        pacing,
-        pacing_ss_ratio,
-        pacing_ca_ratio,
-        paced_iw,
-        profile,
-        prr,
-        hystart,
-        quickack
-    )
+    tcp_spec_fields!(m)
 }
 
 /// A `true | false | "name"` field: `true` = the RFC's variant `on`, `false` = off.
