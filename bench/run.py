@@ -84,7 +84,7 @@ CASES = [
          "bdp", "bulk-bdp.toml",
          ("bulk", "--flows", "4", "--bottleneckMbps", "1000", "--delayMs", "20", "--queuePackets", "4000",
           "--accessMbps", "10000", "--accessQueue", "10000", "--cc", "cubic", "--mss", "1448",
-          "--timestamps", "1", "--bufBytes", "67108864", "--senderStats", "1"),
+          "--timestamps", "1", "--bufBytes", "67108864", "--startWindow", "0", "--senderStats", "1"),
          5, 1.25, heavy="bdp", weakes0=False),
 ]
 

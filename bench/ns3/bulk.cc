@@ -29,41 +29,105 @@ namespace
 
 // --senderStats 1: retransmitted data segments and the largest cwnd of the senders, from their
 // sockets' Tx and CongestionWindow traces (one callback per data segment and per cwnd change,
-// so only on request: scenario D). A data segment is a retransmission when it starts below the
-// highest sequence number the socket has sent.
+// so only on request: scenario D), per flow and in all; entries into fast recovery and into
+// the loss state (RTO expiries that found the sender outside CA_LOSS) from CongState; and a
+// timeline of what the sinks have received every `timelineS` seconds. A data segment is a
+// retransmission when it starts below the highest sequence number the socket has sent.
 struct SenderStats
 {
-    uint64_t dataSegments = 0;
-    uint64_t retransmissions = 0;
-    uint32_t maxCwndBytes = 0;
-    std::map<const void*, uint32_t> high; // per socket: highest sequence number sent + 1
+    struct Flow
+    {
+        uint64_t dataSegments = 0;
+        uint64_t retransmissions = 0;
+        uint32_t maxCwndBytes = 0;
+        uint32_t high = 0; // highest sequence number sent + 1
+        bool sent = false;
+        uint64_t recoveries = 0;
+        uint64_t lossStates = 0;
+    };
+    std::vector<Flow> flows;
+    std::vector<Ptr<PacketSink>>* sinks = nullptr;
+    std::string timeline; // JSON rows [t, rx of flow 0, rx of flow 1, ...]
 
-    void OnTx(const void* sock, Ptr<const Packet> p, const TcpHeader& h, Ptr<const TcpSocketBase>)
+    void OnTx(size_t i, Ptr<const Packet> p, const TcpHeader& h, Ptr<const TcpSocketBase>)
     {
         if (p->GetSize() == 0)
         {
             return;
         }
-        ++dataSegments;
+        Flow& f = flows[i];
+        ++f.dataSegments;
         uint32_t seq = h.GetSequenceNumber().GetValue();
-        auto it = high.find(sock);
-        if (it != high.end() && seq < it->second)
+        if (f.sent && seq < f.high)
         {
-            ++retransmissions;
+            ++f.retransmissions;
         }
         else
         {
-            high[sock] = seq + p->GetSize();
+            f.high = seq + p->GetSize();
+            f.sent = true;
         }
     }
-    void OnCwnd(uint32_t, uint32_t now) { maxCwndBytes = std::max(maxCwndBytes, now); }
-    void Hook(Ptr<BulkSendApplication> app)
+    void OnCwnd(size_t i, uint32_t, uint32_t now)
+    {
+        flows[i].maxCwndBytes = std::max(flows[i].maxCwndBytes, now);
+    }
+    void OnState(size_t i, TcpSocketState::TcpCongState_t, TcpSocketState::TcpCongState_t now)
+    {
+        if (now == TcpSocketState::CA_RECOVERY)
+        {
+            ++flows[i].recoveries;
+        }
+        else if (now == TcpSocketState::CA_LOSS)
+        {
+            ++flows[i].lossStates;
+        }
+    }
+    void Hook(size_t i, Ptr<BulkSendApplication> app)
     {
         Ptr<Socket> s = app->GetSocket();
-        s->TraceConnectWithoutContext(
-            "Tx",
-            MakeCallback(&SenderStats::OnTx, this).Bind(static_cast<const void*>(PeekPointer(s))));
-        s->TraceConnectWithoutContext("CongestionWindow", MakeCallback(&SenderStats::OnCwnd, this));
+        s->TraceConnectWithoutContext("Tx", MakeCallback(&SenderStats::OnTx, this).Bind(i));
+        s->TraceConnectWithoutContext("CongestionWindow", MakeCallback(&SenderStats::OnCwnd, this).Bind(i));
+        s->TraceConnectWithoutContext("CongState", MakeCallback(&SenderStats::OnState, this).Bind(i));
+    }
+    void Sample(double every)
+    {
+        timeline += timeline.empty() ? "[" : ", ";
+        timeline += "[" + std::to_string(Simulator::Now().GetSeconds());
+        for (const auto& sink : *sinks)
+        {
+            timeline += ", " + std::to_string(sink->GetTotalRx());
+        }
+        timeline += "]";
+        Simulator::Schedule(Seconds(every), &SenderStats::Sample, this, every);
+    }
+    template <typename F>
+    std::string PerFlow(F field) const
+    {
+        std::string out = "[";
+        for (size_t i = 0; i < flows.size(); ++i)
+        {
+            out += (i ? ", " : "") + std::to_string(field(flows[i]));
+        }
+        return out + "]";
+    }
+    uint64_t Sum(uint64_t Flow::*field) const
+    {
+        uint64_t n = 0;
+        for (const auto& f : flows)
+        {
+            n += f.*field;
+        }
+        return n;
+    }
+    uint32_t MaxCwnd() const
+    {
+        uint32_t m = 0;
+        for (const auto& f : flows)
+        {
+            m = std::max(m, f.maxCwndBytes);
+        }
+        return m;
     }
 };
 
@@ -91,6 +155,7 @@ main(int argc, char* argv[])
     bool timestamps = false;
     uint32_t bufBytes = 16u << 20;
     bool hystart = false;
+    double timelineS = 0.25;
     bool senderStats = false;
 
     CommandLine cmd(__FILE__);
@@ -113,6 +178,7 @@ main(int argc, char* argv[])
     cmd.AddValue("timestamps", "RFC 7323 timestamps (12 option bytes per segment)", timestamps);
     cmd.AddValue("bufBytes", "send and receive socket buffer, bytes (the largest window)", bufBytes);
     cmd.AddValue("hystart", "TcpCubic's HyStart (iwlab has none)", hystart);
+    cmd.AddValue("timelineS", "with --senderStats 1: sample the sinks' bytes every timelineS s", timelineS);
     cmd.AddValue("senderStats", "count retransmissions and the largest cwnd (per-segment traces)", senderStats);
     cmd.Parse(bench::JoinFlagValues(argc, argv));
     bench::RequireRange("flows", flows, 1u, 16000u);
@@ -121,6 +187,7 @@ main(int argc, char* argv[])
     bench::RequireRange("queuePackets", queuePackets, 1u, 10000000u);
     bench::RequireRange("duration", duration, 1e-3, 1e6);
     bench::RequireRange("startWindow", startWindow, 0.0, 1e6);
+    bench::RequireRange("timelineS", timelineS, 0.001, 1e6);
     bench::RequireRange("iw", iw, 1u, 1000u);
     bench::RequireRange("sendSize", sendSize, 1u, 1u << 24);
     bench::RequireRange("mss", mss, 100u, 9000u);
@@ -157,6 +224,8 @@ main(int argc, char* argv[])
     startRv->SetStream(1);
     std::vector<Ptr<PacketSink>> sinks;
     SenderStats stats;
+    stats.flows.resize(flows);
+    stats.sinks = &sinks;
     for (uint32_t i = 0; i < flows; ++i)
     {
         PacketSinkHelper sinkHelper("ns3::TcpSocketFactory",
@@ -177,18 +246,26 @@ main(int argc, char* argv[])
             Simulator::Schedule(start + NanoSeconds(1),
                                 &SenderStats::Hook,
                                 &stats,
+                                static_cast<size_t>(i),
                                 DynamicCast<BulkSendApplication>(app.Get(0)));
         }
     }
 
+    if (senderStats)
+    {
+        Simulator::Schedule(Seconds(timelineS), &SenderStats::Sample, &stats, timelineS);
+    }
     Simulator::Stop(Seconds(duration));
     bench::RunTimes times = bench::RunSimulation();
 
     uint64_t rxBytes = 0;
-    for (const auto& s : sinks)
+    std::string perFlowRx = "[";
+    for (size_t i = 0; i < sinks.size(); ++i)
     {
-        rxBytes += s->GetTotalRx();
+        perFlowRx += (i ? ", " : "") + std::to_string(sinks[i]->GetTotalRx());
+        rxBytes += sinks[i]->GetTotalRx();
     }
+    perFlowRx += "]";
     double bps = bottleneckMbps * 1e6;
     std::cout << bench::Json()
                      .Str("scenario", "bulk")
@@ -218,9 +295,15 @@ main(int argc, char* argv[])
                      .Int("other_drops", counters.otherDrops)
                      .Int("queue_discs", bench::CountQueueDiscs(d))
                      .Int("sender_stats", senderStats)
-                     .Int("data_segments", static_cast<int64_t>(stats.dataSegments))
-                     .Int("retransmissions", static_cast<int64_t>(stats.retransmissions))
-                     .Num("max_cwnd_segments", static_cast<double>(stats.maxCwndBytes) / mss)
+                     .Int("data_segments", static_cast<int64_t>(stats.Sum(&SenderStats::Flow::dataSegments)))
+                     .Int("retransmissions", static_cast<int64_t>(stats.Sum(&SenderStats::Flow::retransmissions)))
+                     .Num("max_cwnd_segments", static_cast<double>(stats.MaxCwnd()) / mss)
+                     .Raw("flow_rx_bytes", perFlowRx)
+                     .Raw("flow_retransmissions", stats.PerFlow([](const auto& f) { return f.retransmissions; }))
+                     .Raw("flow_recoveries", stats.PerFlow([](const auto& f) { return f.recoveries; }))
+                     .Raw("flow_loss_states", stats.PerFlow([](const auto& f) { return f.lossStates; }))
+                     .Raw("flow_max_cwnd_bytes", stats.PerFlow([](const auto& f) { return f.maxCwndBytes; }))
+                     .Raw("timeline_rx_bytes", stats.timeline.empty() ? "[]" : stats.timeline + "]")
                      .Int("peak_rss_kb", bench::PeakRssKb())
                      .Done()
               << std::endl;

@@ -153,6 +153,13 @@ class Json
         }
         return *this;
     }
+    // A value already in JSON form (an array or object built by the caller).
+    Json& Raw(const std::string& k, const std::string& json)
+    {
+        Key(k);
+        m_os << json;
+        return *this;
+    }
     Json& Null(const std::string& k)
     {
         Key(k);
