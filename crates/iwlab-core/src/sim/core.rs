@@ -296,6 +296,14 @@ impl Core {
     pub fn events_processed(&self) -> u64 {
         self.sched.events_processed()
     }
+    /// Heap bytes the event queue's buffers hold (memory probes).
+    pub fn scheduler_heap_bytes(&self) -> usize {
+        self.sched.heap_bytes()
+    }
+    /// Heap bytes the packet slab holds (its capacity; a slot is a packet or a free-list link).
+    pub fn packet_heap_bytes(&self) -> usize {
+        self.packets.capacity() * (std::mem::size_of::<Packet>() + 8)
+    }
 
     /// Samples the queue length of `ports` every `interval`, from time zero.
     pub fn sample_queues(&mut self, interval: SimDuration, ports: Vec<LinkId>) {
