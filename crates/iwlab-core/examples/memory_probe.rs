@@ -7,7 +7,7 @@
 
 use iwlab_core::engine::{SimDuration, SimTime};
 use iwlab_core::scenario::Scenario;
-use iwlab_core::sim::core::{Conn, EndRecord};
+use iwlab_core::sim::core::Conn;
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::sync::atomic::{AtomicI64, Ordering};
 
@@ -66,9 +66,8 @@ fn main() {
         t = (t + SimDuration::from_secs_f64(step)).min(end);
         sim.run_until(t);
         let c = &sim.core;
-        let retired = c.conns.len() - c.live_connections();
-        let records =
-            (c.conns.len() * std::mem::size_of::<Conn>() + retired * std::mem::size_of::<[EndRecord; 2]>()) as f64;
+        // A retired connection's two endpoint records are inside its table entry.
+        let records = (c.conns.len() * std::mem::size_of::<Conn>()) as f64;
         let conns_spare = ((c.conns.capacity() - c.conns.len()) * std::mem::size_of::<Conn>()) as f64;
         let heap = LIVE.load(Ordering::Relaxed) as f64;
         let (sched, packets) = (c.scheduler_heap_bytes() as f64, c.packet_heap_bytes() as f64);
