@@ -6,6 +6,8 @@
 mod common;
 use common::*;
 use iwlab_core::engine::SimTime;
+use iwlab_core::metrics::flow::{flow_records, flow_table, flow_table_in_chunks};
+use iwlab_core::metrics::Results;
 use iwlab_core::net::loss::LossRule;
 use iwlab_core::net::packet::{LinkId, Packet, Payload};
 use iwlab_core::scenario::Scenario;
@@ -65,8 +67,25 @@ struct Held {
 /// `flows` Poisson flows of 14 600 bytes at `rate` per second over a 1 Gb/s dumbbell, run
 /// until all are done.
 fn poisson_run_at(flows: u32, rate: u32) -> Held {
-    let secs = flows / rate + 3;
-    let text = format!(
+    let text = poisson_text(flows, rate, flows as f64 / rate as f64 + 3.0);
+    let before = LIVE_BYTES.load(Ordering::Relaxed);
+    let built = Scenario::from_toml_str(&text).unwrap().build(None).unwrap();
+    let sim = built.run();
+    sim.check_accounting().unwrap();
+    let held = LIVE_BYTES.load(Ordering::Relaxed) - before;
+    let live = sim.core.live_connections();
+    assert_eq!(live, sim.core.conns.iter().filter(|c| c.is_live()).count());
+    let n = sim.core.conns.len();
+    assert!(sim.core.conns.iter().all(|c| c.client().closed && c.server().closed), "every flow finished");
+    // A retired connection's two endpoint records are inside its table entry.
+    let records = sim.core.conns.capacity() * size_of::<Conn>();
+    let scheduler = sim.core.scheduler_heap_bytes() as i64;
+    Held { held, records: records as i64, scheduler, live, flows: n }
+}
+
+/// The scenario of [`poisson_run_at`], `secs` long.
+fn poisson_text(flows: u32, rate: u32, secs: f64) -> String {
+    format!(
         r#"
 name = "memory"
 duration = "{secs}s"
@@ -96,20 +115,26 @@ rate = {rate}
 size = 14600
 flows = {flows}
 "#
-    );
-    let before = LIVE_BYTES.load(Ordering::Relaxed);
-    let built = Scenario::from_toml_str(&text).unwrap().build(None).unwrap();
+    )
+}
+
+#[test]
+fn the_flow_table_built_in_chunks_is_the_table_of_all_rows() {
+    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    // Cut at 0.25 s: 250 flows opened, the last ones still in progress (live, incomplete).
+    let built = Scenario::from_toml_str(&poisson_text(1000, 1000, 0.25)).unwrap().build(None).unwrap();
+    let (end, warmup) = (built.end, built.warmup);
     let sim = built.run();
-    sim.check_accounting().unwrap();
-    let held = LIVE_BYTES.load(Ordering::Relaxed) - before;
-    let live = sim.core.live_connections();
-    assert_eq!(live, sim.core.conns.iter().filter(|c| c.is_live()).count());
-    let n = sim.core.conns.len();
-    assert!(sim.core.conns.iter().all(|c| c.client().closed && c.server().closed), "every flow finished");
-    // A retired connection's two endpoint records are inside its table entry.
-    let records = sim.core.conns.capacity() * size_of::<Conn>();
-    let scheduler = sim.core.scheduler_heap_bytes() as i64;
-    Held { held, records: records as i64, scheduler, live, flows: n }
+    let core = &sim.core;
+    let rows = flow_records(core, warmup);
+    let completed = rows.iter().filter(|f| f.completed).count() as u64;
+    assert!(core.live_connections() > 0 && completed > 100 && completed < rows.len() as u64);
+    let whole = flow_table(&rows);
+    for chunk in [1, 7, rows.len(), 1 << 16] {
+        assert_eq!(flow_table_in_chunks(core, warmup, chunk), (whole.clone(), completed), "chunks of {chunk}");
+    }
+    let r = Results::collect(&sim, end, warmup);
+    assert_eq!((r.flows, r.summary.flows, r.summary.flows_completed), (whole, rows.len() as u64, completed));
 }
 
 #[test]
