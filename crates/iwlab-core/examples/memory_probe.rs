@@ -8,29 +8,11 @@
 use iwlab_core::engine::{SimDuration, SimTime};
 use iwlab_core::scenario::Scenario;
 use iwlab_core::sim::core::Conn;
-use std::alloc::{GlobalAlloc, Layout, System};
-use std::sync::atomic::{AtomicI64, Ordering};
+use std::sync::atomic::Ordering;
 
-struct Counting;
-static LIVE: AtomicI64 = AtomicI64::new(0);
-static ALLOCS: AtomicI64 = AtomicI64::new(0);
-
-unsafe impl GlobalAlloc for Counting {
-    unsafe fn alloc(&self, l: Layout) -> *mut u8 {
-        LIVE.fetch_add(l.size() as i64, Ordering::Relaxed);
-        ALLOCS.fetch_add(1, Ordering::Relaxed);
-        System.alloc(l)
-    }
-    unsafe fn dealloc(&self, p: *mut u8, l: Layout) {
-        LIVE.fetch_sub(l.size() as i64, Ordering::Relaxed);
-        ALLOCS.fetch_sub(1, Ordering::Relaxed);
-        System.dealloc(p, l)
-    }
-    unsafe fn realloc(&self, p: *mut u8, l: Layout, n: usize) -> *mut u8 {
-        LIVE.fetch_add(n as i64 - l.size() as i64, Ordering::Relaxed);
-        System.realloc(p, l, n)
-    }
-}
+#[path = "../tests/common/counting.rs"]
+mod counting;
+use counting::{Counting, LIVE_ALLOCS, LIVE_BYTES};
 
 #[global_allocator]
 static GLOBAL: Counting = Counting;
@@ -69,7 +51,7 @@ fn main() {
         // A retired connection's two endpoint records are inside its table entry.
         let records = (c.conns.len() * std::mem::size_of::<Conn>()) as f64;
         let conns_spare = ((c.conns.capacity() - c.conns.len()) * std::mem::size_of::<Conn>()) as f64;
-        let heap = LIVE.load(Ordering::Relaxed) as f64;
+        let heap = LIVE_BYTES.load(Ordering::Relaxed) as f64;
         let (sched, packets) = (c.scheduler_heap_bytes() as f64, c.packet_heap_bytes() as f64);
         let rest = heap - records - conns_spare - sched - packets;
         let rss = rss_mb();
@@ -84,7 +66,7 @@ fn main() {
             mb(sched),
             mb(packets),
             mb(rest),
-            ALLOCS.load(Ordering::Relaxed),
+            LIVE_ALLOCS.load(Ordering::Relaxed),
             rss - mb(heap)
         );
         if t >= end {

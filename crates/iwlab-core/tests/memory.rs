@@ -16,30 +16,17 @@ use iwlab_core::sim::{Observer, PacketEvent, Side};
 use iwlab_core::tcp::config::TcpConfig;
 use iwlab_core::tcp::endpoint::State;
 use iwlab_core::tcp::iw::IwConfig;
-use std::alloc::{GlobalAlloc, Layout, System};
 use std::mem::size_of;
-use std::sync::atomic::{AtomicI64, Ordering};
+use std::sync::atomic::Ordering;
 use std::sync::{Arc, Mutex};
 
-struct Counting;
-static LIVE_BYTES: AtomicI64 = AtomicI64::new(0);
 /// The tests of this binary run one at a time: the counter is global.
 static SERIAL: Mutex<()> = Mutex::new(());
 
-unsafe impl GlobalAlloc for Counting {
-    unsafe fn alloc(&self, l: Layout) -> *mut u8 {
-        LIVE_BYTES.fetch_add(l.size() as i64, Ordering::Relaxed);
-        System.alloc(l)
-    }
-    unsafe fn dealloc(&self, p: *mut u8, l: Layout) {
-        LIVE_BYTES.fetch_sub(l.size() as i64, Ordering::Relaxed);
-        System.dealloc(p, l)
-    }
-    unsafe fn realloc(&self, p: *mut u8, l: Layout, n: usize) -> *mut u8 {
-        LIVE_BYTES.fetch_add(n as i64 - l.size() as i64, Ordering::Relaxed);
-        System.realloc(p, l, n)
-    }
-}
+#[allow(dead_code)]
+#[path = "common/counting.rs"]
+mod counting;
+use counting::{Counting, LIVE_BYTES};
 
 #[global_allocator]
 static GLOBAL: Counting = Counting;
