@@ -1,14 +1,16 @@
 //! Runs a scenario in steps of simulated time and prints, after each step, the flows opened,
 //! the connections still live and the process's resident memory (issue 12: memory flat in
-//! flows) and what the connection records take (the entries of the connection table and the
-//! retired endpoint records, allocator overhead and unused table capacity aside); then collects the records and prints the peak. Times are
-//! wall and CPU (user + system) seconds; END_SECONDS stops the run early:
+//! flows) and what the connection records take (the entries of the connection table, a
+//! retired connection's endpoint records inside its entry; unused table capacity aside); then
+//! collects the records and prints the peak. Times are wall and CPU (user + system) seconds;
+//! the allocator is the system's (glibc malloc; the Python extension uses mimalloc);
+//! END_SECONDS stops the run early:
 //! `cargo run --release -p iwlab-core --example memory_curve -- FILE [STEP_SECONDS [END_SECONDS]]`.
 
 use iwlab_core::engine::{SimDuration, SimTime};
 use iwlab_core::metrics::Results;
 use iwlab_core::scenario::Scenario;
-use iwlab_core::sim::core::{Conn, EndRecord};
+use iwlab_core::sim::core::Conn;
 use std::time::Instant;
 
 /// VmRSS and VmHWM of this process, MB (Linux /proc).
@@ -54,10 +56,8 @@ fn main() {
     let mut sim = built.sim;
     let wall = Instant::now();
     let cpu0 = cpu_s();
-    let record_bytes = |c: &iwlab_core::sim::Core| {
-        let retired = c.conns.len() - c.live_connections();
-        c.conns.len() * std::mem::size_of::<Conn>() + retired * std::mem::size_of::<[EndRecord; 2]>()
-    };
+    // A retired connection's two endpoint records are inside its table entry.
+    let record_bytes = |c: &iwlab_core::sim::Core| c.conns.len() * std::mem::size_of::<Conn>();
     println!("sim_s\twall_s\tcpu_s\tevents\tflows_opened\tlive_conns\trss_mb\tpeak_rss_mb\trecords_mb");
     let mut t = SimTime::ZERO;
     loop {

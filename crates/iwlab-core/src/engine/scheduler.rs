@@ -19,6 +19,12 @@ use std::collections::VecDeque;
 const SLOT_SHIFT: u32 = 21;
 /// Slots in the ring: 2048 slots ≈ 4.3 s ahead (retransmission timers fit).
 const SLOTS: u64 = 2048;
+/// Entries of capacity a drained buffer keeps when it goes back to the ring (2 kB): a bucket
+/// that held a burst gives the rest back, so the ring holds at most `SLOTS × KEEP` entries
+/// beyond the events waiting in it (4 MB), however long the run and however large the
+/// largest burst (issue 12: memory flat in flows). Without the bound every buffer would keep
+/// the largest bucket it ever held, and that maximum grows with the run.
+const KEEP: usize = 64;
 
 struct Entry<E> {
     at: SimTime,
@@ -114,9 +120,11 @@ impl<E> Scheduler<E> {
             let mut bucket = Vec::new();
             if found {
                 bucket = std::mem::take(&mut self.ring[i]);
-                // The slot keeps the drained queue's buffer, so no bucket is ever reallocated
-                // once the ring has gone round.
-                self.ring[i] = Vec::from(std::mem::take(&mut self.current));
+                // The slot keeps the drained queue's buffer, up to `KEEP` entries of it: a
+                // bucket of ordinary size is not reallocated once the ring has gone round.
+                let mut spare = Vec::from(std::mem::take(&mut self.current));
+                spare.shrink_to(KEEP);
+                self.ring[i] = spare;
             }
             self.next_slot += 1;
             if self.overflow_first < self.next_slot + SLOTS {
@@ -148,6 +156,8 @@ impl<E> Scheduler<E> {
                 i += 1;
             }
         }
+        // What the overflow held in a burst of far timers goes back too.
+        self.overflow.shrink_to(KEEP.max(2 * self.overflow.len()));
     }
 
     /// Removes and returns the earliest event, advancing the clock to its time.
@@ -178,6 +188,12 @@ impl<E> Scheduler<E> {
     /// Number of events processed so far.
     pub fn events_processed(&self) -> u64 {
         self.popped
+    }
+    /// Bytes of heap the queue's buffers hold (their capacity), whatever they hold now.
+    pub fn heap_bytes(&self) -> usize {
+        let entries =
+            self.current.capacity() + self.overflow.capacity() + self.ring.iter().map(Vec::capacity).sum::<usize>();
+        entries * std::mem::size_of::<Entry<E>>() + self.ring.capacity() * std::mem::size_of::<Vec<Entry<E>>>()
     }
 }
 
@@ -236,6 +252,26 @@ mod tests {
         assert_eq!(rest, vec!['x', 'b', 'c', 'd']);
         assert_eq!(s.now(), hour);
         assert!(s.is_empty());
+    }
+
+    #[test]
+    fn a_drained_burst_gives_its_buffer_back() {
+        let mut s = Scheduler::new();
+        // 500 000 events in the first slot, then one in each slot for two turns of the wheel
+        // (the second turn through the overflow).
+        for i in 0..500_000 {
+            s.schedule(SimTime::from_nanos(i), i);
+        }
+        for k in 1..=2 * SLOTS {
+            s.schedule(SimTime::from_nanos(k << SLOT_SHIFT), 0);
+        }
+        assert!(s.heap_bytes() > 500_000 * std::mem::size_of::<Entry<u64>>());
+        while s.pop().is_some() {}
+        // Every slot, the sorted queue and the overflow keep at most `KEEP` entries: 3 MB,
+        // not the burst's 12 MB.
+        let entry = std::mem::size_of::<Entry<u64>>();
+        let bound = (SLOTS as usize + 2) * KEEP * entry + SLOTS as usize * std::mem::size_of::<Vec<Entry<u64>>>();
+        assert!(s.heap_bytes() <= bound, "{} B kept, at most {bound} B", s.heap_bytes());
     }
 
     /// An operation on the queue: schedule `delay` ns after now, or pop.

@@ -103,6 +103,30 @@ pub fn flow_records(core: &Core, warmup: SimTime) -> Vec<FlowRecord> {
     core.conns.iter().enumerate().map(|(i, c)| flow_record(i, c, core, warmup)).collect()
 }
 
+/// Every connection of the simulation, as columns, and how many of them completed. Built
+/// `CHUNK` rows at a time, so that the rows of a long run never all exist at once beside
+/// their columns (1 M flows: 272 MB less at the peak); the same table as
+/// `flow_table(&flow_records(..))`.
+pub fn flow_table_of(core: &Core, warmup: SimTime) -> (Table, u64) {
+    flow_table_in_chunks(core, warmup, 1 << 16)
+}
+
+/// [`flow_table_of`], `chunk` rows at a time.
+pub fn flow_table_in_chunks(core: &Core, warmup: SimTime, chunk: usize) -> (Table, u64) {
+    let (mut table, mut completed) = (Table::default(), 0);
+    let mut rows = Vec::with_capacity(chunk.min(core.conns.len()));
+    for (start, chunk) in core.conns.chunks(chunk).enumerate().map(|(k, c)| (k * chunk, c)) {
+        rows.clear();
+        rows.extend(chunk.iter().enumerate().map(|(i, c)| flow_record(start + i, c, core, warmup)));
+        completed += rows.iter().filter(|f| f.completed).count() as u64;
+        table.append(flow_table(&rows));
+    }
+    if core.conns.is_empty() {
+        table = flow_table(&[]);
+    }
+    (table, completed)
+}
+
 /// The flow rows as columns.
 pub fn flow_table(rows: &[FlowRecord]) -> Table {
     let mut t = Table::default();

@@ -1,6 +1,6 @@
 //! Everything a finished run produced, as tables, plus summary counters.
 
-use super::flow::{flow_records, flow_table};
+use super::flow::flow_table_of;
 use super::link::{link_records, link_table};
 use super::page::{page_table, queue_table};
 use super::Table;
@@ -41,7 +41,7 @@ impl Results {
     /// Reads the records of `sim`, which ran until `end` with warm-up ending at `warmup`.
     pub fn collect(sim: &Simulation, end: SimTime, warmup: SimTime) -> Results {
         let core = &sim.core;
-        let flows = flow_records(core, warmup);
+        let (flows, flows_completed) = flow_table_of(core, warmup);
         let links = link_records(core, end);
         let summary = Summary {
             seed: core.streams().seed(),
@@ -52,14 +52,14 @@ impl Results {
             packets_delivered: core.acct.delivered,
             packets_dropped: core.acct.dropped,
             packets_in_flight: core.in_flight(),
-            flows: flows.len() as u64,
-            flows_completed: flows.iter().filter(|f| f.completed).count() as u64,
+            flows: flows.rows() as u64,
+            flows_completed,
             pages: core.records.pages.len() as u64,
             pages_completed: core.records.pages.iter().filter(|p| p.end.is_some()).count() as u64,
             link_transmissions: core.topo.ports.iter().map(|p| p.counters_at(end).packets).sum(),
         };
         Results {
-            flows: flow_table(&flows),
+            flows,
             pages: page_table(&core.records.pages, warmup),
             links: link_table(&links),
             queues: queue_table(&core.records.queue),

@@ -28,6 +28,18 @@ impl Column {
     pub fn is_empty(&self) -> bool {
         self.len() == 0
     }
+    /// Appends the values of `other`, a column of the same type.
+    pub fn append(&mut self, other: Column) {
+        match (self, other) {
+            (Column::U64(a), Column::U64(b)) => a.extend(b),
+            (Column::I64(a), Column::I64(b)) => a.extend(b),
+            (Column::F64(a), Column::F64(b)) => a.extend(b),
+            (Column::OptF64(a), Column::OptF64(b)) => a.extend(b),
+            (Column::Bool(a), Column::Bool(b)) => a.extend(b),
+            (Column::Str(a), Column::Str(b)) => a.extend(b),
+            _ => panic!("appending a column of another type"),
+        }
+    }
     fn cell(&self, i: usize, out: &mut String) {
         let _ = match self {
             Column::U64(v) => write!(out, "{}", v[i]),
@@ -53,6 +65,18 @@ impl Table {
     pub fn push(&mut self, name: &'static str, col: Column) {
         debug_assert!(self.columns.first().is_none_or(|(_, c)| c.len() == col.len()), "column {name} length");
         self.columns.push((name, col));
+    }
+    /// Appends the rows of `other`, a table with the same columns in the same order.
+    pub fn append(&mut self, other: Table) {
+        if self.columns.is_empty() {
+            *self = other;
+            return;
+        }
+        assert_eq!(self.columns.len(), other.columns.len(), "appending a table of other columns");
+        for ((name, a), (other_name, b)) in self.columns.iter_mut().zip(other.columns) {
+            assert_eq!(*name, other_name, "appending a table of other columns");
+            a.append(b);
+        }
     }
     pub fn rows(&self) -> usize {
         self.columns.first().map_or(0, |(_, c)| c.len())
