@@ -224,6 +224,8 @@ class Cubic(_Model):
     c: Optional[float] = Field(None, gt=0, description="C, segments/s^3 (default 0.4)")
     fast_convergence: Optional[bool] = None
     reno_friendly: Optional[bool] = None
+    ssthresh_from: Optional[Literal["flight-size", "cwnd"]] = Field(
+        None, description="what beta multiplies at a congestion event: flight-size (RFC 9438, default) or cwnd (Linux, ns-3)")
 
 
 class DelayedAck(_Model):

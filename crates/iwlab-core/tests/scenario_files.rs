@@ -6,6 +6,7 @@ use iwlab_core::engine::{SimDuration, SimTime};
 use iwlab_core::net::queue::{Limit, QueueConfig};
 use iwlab_core::scenario::units::{Bytes, Duration, QueueLimit, Rate, RateOrShare, Size};
 use iwlab_core::scenario::{Built, ErrorKind, GroupSide, Scenario, ScenarioError};
+use iwlab_core::tcp::cc::cubic::SsthreshFrom;
 use iwlab_core::tcp::cc::CcConfig;
 use iwlab_core::tcp::config::{DelayedAck, RecoveryKind, SynLossRule};
 use iwlab_core::tcp::iw::{IwContext, IwPolicy};
@@ -438,7 +439,7 @@ fn every_tcp_option_round_trips_and_resolves() {
         "timestamps = false\ninitial_rcv_wnd = \"4seg\"\ninitial_ssthresh = false\nabc_l = 2\nlimited_transmit = true\n\
          ecn = true\nrestart_after_idle = false\ndupthresh = 4\nsyn_retries = 2",
     )
-    .replace("count = 16", "count = 16\ntcp = { cc = \"cubic\", cubic = { beta = 0.8, c = 0.5 }, initial_ssthresh = \"64kB\", delayed_ack = true }");
+    .replace("count = 16", "count = 16\ntcp = { cc = \"cubic\", cubic = { beta = 0.8, c = 0.5, ssthresh_from = \"cwnd\" }, initial_ssthresh = \"64kB\", delayed_ack = true }");
     let s = Scenario::from_toml_str(&text).unwrap();
     assert_eq!(Scenario::from_toml_str(&s.to_toml_string().unwrap()).unwrap(), s);
     assert_eq!(Scenario::from_json_str(&s.to_json_string().unwrap()).unwrap(), s);
@@ -449,12 +450,16 @@ fn every_tcp_option_round_trips_and_resolves() {
     assert!(ftp.limited_transmit && ftp.ecn && !ftp.restart_after_idle);
     assert_eq!(ftp.cc, CcConfig::Reno);
     match &web.cc {
-        CcConfig::Cubic(c) => assert_eq!((c.beta, c.c, c.fast_convergence), (0.8, 0.5, true)),
+        CcConfig::Cubic(c) => {
+            assert_eq!((c.beta, c.c, c.fast_convergence, c.ssthresh_from), (0.8, 0.5, true, SsthreshFrom::Cwnd))
+        }
         other => panic!("{other:?}"),
     }
     assert_eq!((web.initial_ssthresh, web.delayed_ack), (64_000, Some(DelayedAck { segments: 2, timeout: ms(200) })));
     let e = reject(&text.replace("cc = \"cubic\", ", ""));
     assert_mentions(&e, &["apps[0].tcp.cubic", "cc = \"cubic\""]);
+    let e = reject(&text.replace("ssthresh_from = \"cwnd\"", "ssthresh_from = \"pipe\""));
+    assert_mentions(&e, &["apps[0].tcp.cubic.ssthresh_from", "\"pipe\"", "[\"flight-size\", \"cwnd\"]"]);
 }
 
 #[test]

@@ -446,6 +446,9 @@ pub struct CubicSpec {
     /// Reno-friendly region (default true).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reno_friendly: Option<bool>,
+    /// What β multiplies at a congestion event: "flight-size" (RFC 9438, default) or "cwnd".
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ssthresh_from: Option<String>,
 }
 
 /// IW rule after SYN / SYN-ACK loss.

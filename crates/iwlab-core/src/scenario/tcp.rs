@@ -8,6 +8,7 @@ use super::profile;
 use super::units::{Duration, Size};
 use crate::engine::SimDuration;
 use crate::tcp::cc::hystart::HyStartKind;
+use crate::tcp::cc::cubic::SsthreshFrom;
 use crate::tcp::cc::CcConfig;
 use crate::tcp::config::{DelayedAck, RecoveryKind, SynLossRule, TcpConfig};
 use crate::tcp::recovery::prr::ReductionBound;
@@ -141,6 +142,15 @@ pub(crate) fn tcp_config(base: &TcpSpec, over: &TcpSpec, path_of: &dyn Fn(&str) 
         }
         cfg.fast_convergence = cu.fast_convergence.unwrap_or(cfg.fast_convergence);
         cfg.reno_friendly = cu.reno_friendly.unwrap_or(cfg.reno_friendly);
+        if let Some(name) = &cu.ssthresh_from {
+            cfg.ssthresh_from = SsthreshFrom::by_name(name).ok_or_else(|| {
+                ScenarioError::value(
+                    format!("{}.ssthresh_from", path_of("cubic")),
+                    format!("{name:?}"),
+                    format!("one of {:?}", SsthreshFrom::NAMES),
+                )
+            })?;
+        }
     }
     if let Some(name) = &s.recovery {
         c.recovery = RecoveryKind::by_name(name).map_err(|_| {

@@ -17,8 +17,11 @@
 //!   RFC 8312 used W_max, which differs only under fast convergence). While
 //!   W_cubic(t) < W_est, cwnd = W_est.
 //! - §4.6 multiplicative decrease: ssthresh = max(β·flight_size, 2·SMSS). This is the
-//!   formula of RFC 9438 Figure 5 and what Reno here uses too; the cwnd-based variant that
-//!   Linux uses is allowed only with extra measures against app-limited growth. W_max and
+//!   formula of RFC 9438 Figure 5 and what Reno here uses too. `ssthresh_from = Cwnd` takes
+//!   β·cwnd instead, as Linux, Windows and ns-3's TcpCubic do; §4.6 allows it with measures
+//!   that keep cwnd from growing while the flight is smaller (§5.8 below). The two differ
+//!   when the flight size is not the window: after an RTO during SACK recovery, FlightSize
+//!   (everything above SND.UNA, SACKed data included) can be far above cwnd. W_max and
 //!   cwnd_prior are taken from cwnd, as the RFC defines them.
 //! - §4.7 fast convergence: if cwnd < W_max, W_max = cwnd·(1+β)/2, else W_max = cwnd.
 //! - §4.8 timeout: ssthresh as in §4.6; the first congestion-avoidance stage afterwards uses
@@ -54,11 +57,40 @@ pub struct CubicConfig {
     pub fast_convergence: bool,
     /// Reno-friendly region (RFC 9438 §4.3).
     pub reno_friendly: bool,
+    /// What β multiplies at a congestion event (RFC 9438 §4.6).
+    pub ssthresh_from: SsthreshFrom,
+}
+
+/// The quantity a congestion event multiplies by β_cubic to get the new ssthresh.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum SsthreshFrom {
+    /// RFC 9438 Figure 5: the flight size (RFC 5681 FlightSize).
+    FlightSize,
+    /// cwnd, as Linux (`bictcp_recalc_ssthresh`), Windows and ns-3's TcpCubic compute it.
+    Cwnd,
+}
+
+impl SsthreshFrom {
+    pub const NAMES: [&'static str; 2] = ["flight-size", "cwnd"];
+
+    pub fn by_name(name: &str) -> Option<SsthreshFrom> {
+        match name {
+            "flight-size" => Some(SsthreshFrom::FlightSize),
+            "cwnd" => Some(SsthreshFrom::Cwnd),
+            _ => None,
+        }
+    }
 }
 
 impl Default for CubicConfig {
     fn default() -> Self {
-        CubicConfig { beta: 0.7, c: 0.4, fast_convergence: true, reno_friendly: true }
+        CubicConfig {
+            beta: 0.7,
+            c: 0.4,
+            fast_convergence: true,
+            reno_friendly: true,
+            ssthresh_from: SsthreshFrom::FlightSize,
+        }
     }
 }
 
@@ -143,9 +175,13 @@ impl Cubic {
         // §4.6 Figure 5: cwnd_prior = cwnd.
         self.cwnd_prior = Some(cwnd);
         self.epoch = None;
-        // §4.6 Figure 5: ssthresh = flight_size·β, at least 2 SMSS. Rounded to the nearest
-        // byte so that 0.7·100 000 is 70 000, not 69 999.
-        ((flight as f64 * beta).round() as u64).max(2 * w.mss)
+        // §4.6 Figure 5: ssthresh = flight_size·β (or cwnd·β), at least 2 SMSS. Rounded to
+        // the nearest byte so that 0.7·100 000 is 70 000, not 69 999.
+        let basis = match self.cfg.ssthresh_from {
+            SsthreshFrom::FlightSize => flight,
+            SsthreshFrom::Cwnd => w.cwnd,
+        };
+        ((basis as f64 * beta).round() as u64).max(2 * w.mss)
     }
 }
 
@@ -308,6 +344,18 @@ mod tests {
         assert_eq!(cc.ssthresh_on_loss(&w, 100_000, SimTime::ZERO), 70_000);
         assert_eq!(cc.w_max, Some(100.0));
         assert_eq!(cc.cwnd_prior, Some(100.0));
+    }
+
+    #[test]
+    fn an_rto_with_a_flight_of_300_segments_and_cwnd_100_takes_beta_of_the_flight_or_of_cwnd() {
+        // §4.8 with §4.6 Figure 5: ssthresh = flight_size·β = 210 segments by default;
+        // `ssthresh_from = Cwnd` (Linux, ns-3) takes cwnd·β = 70 segments.
+        let w = window(100, 50);
+        let mut rfc = Cubic::new(CubicConfig::default());
+        assert_eq!(rfc.ssthresh_on_rto(&w, 300_000, SimTime::ZERO), 210_000);
+        let mut linux = Cubic::new(CubicConfig { ssthresh_from: SsthreshFrom::Cwnd, ..Default::default() });
+        assert_eq!(linux.ssthresh_on_rto(&w, 300_000, SimTime::ZERO), 70_000);
+        assert_eq!(linux.ssthresh_on_loss(&window(100, 50), 40_000, SimTime::ZERO), 70_000);
     }
 
     #[test]
