@@ -1,5 +1,5 @@
 """Smoke test of the iwlab-vs-ns-3 benchmark (bench/run.py, issue 6): builds the ns-3 programs,
-runs each for 1 simulated second and the iwlab side for 1 s, and checks what the harness
+runs each for 1 simulated second (D: 0.5 s) on both sides, and checks what the harness
 records. Skipped only when libns3-dev cannot be installed (bench/install-ns3.sh needs root and
 apt); `make test` installs it first (make ns3-deps)."""
 
@@ -35,15 +35,21 @@ def ns3_programs() -> Path:
 @pytest.mark.slow
 @pytest.mark.timeout(900)
 def test_each_ns3_program_and_the_iwlab_side_run_for_one_second(ns3_programs, tmp_path):
-    out = tmp_path / "results.json"
-    cmd = [sys.executable, str(BENCH / "run.py"), "--duration", "1", "--reps", "1",
-           "--only", "A-default,B,C,D", "--out", str(out)]
-    p = subprocess.run(cmd, capture_output=True, text=True, cwd=ROOT)
-    assert p.returncode == 0, p.stderr[-3000:]
-    res = json.loads(out.read_text())
+    # D for 0.5 s only: slow start up to its ~4 000-segment windows, before the loss episode
+    # whose SACK recovery costs ns-3 minutes of CPU.
+    res: dict = {"cases": {}}
+    for only, duration in (("A-default,B,C", "1"), ("D", "0.5")):
+        out = tmp_path / f"results-{only[0]}.json"
+        cmd = [sys.executable, str(BENCH / "run.py"), "--duration", duration, "--reps", "1",
+               "--only", only, "--out", str(out)]
+        p = subprocess.run(cmd, capture_output=True, text=True, cwd=ROOT)
+        assert p.returncode == 0, p.stderr[-3000:]
+        part = json.loads(out.read_text())
+        res["cases"].update(part["cases"])
+        res.setdefault("tables_markdown", part["tables_markdown"])
     assert set(res["cases"]) == {"A-default", "B-iw10", "B-iw3", "C", "D"}
     for key, case in res["cases"].items():
-        assert case["duration_s"] == 1
+        assert case["duration_s"] == (0.5 if key == "D" else 1)
         runs = case["runs"]
         sides = ("iwlab", "ns3") if key == "D" else ("iwlab", "ns3", "ns3_weakes0")
         assert key != "D" or runs["ns3_weakes0"] == []  # D's ns-3 runs are minutes long: no WeakEs=0 pair
@@ -59,7 +65,7 @@ def test_each_ns3_program_and_the_iwlab_side_run_for_one_second(ns3_programs, tm
             assert r["link_transmissions"] == r["packets"], (key, side, r)
             if side != "iwlab":
                 assert r["link_tx_per_wall_s"] == pytest.approx(r["packets"] / r["wall_s"], rel=1e-6), (key, r)
-        assert runs["ns3"][0]["duration_s"] == 1
+        assert runs["ns3"][0]["duration_s"] == case["duration_s"]
         # Ipv4::WeakEsModel changes ns-3's speed, never its answers.
         assert key == "D" or case["summary"]["weakes0_same_answers"] is True, key
         assert case["summary"]["ratio_ns3"] > 0
