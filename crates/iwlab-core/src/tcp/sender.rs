@@ -418,7 +418,7 @@ impl Sender {
 
     /// The first unacknowledged segment, for retransmission.
     pub(crate) fn first_unacked(&self) -> Option<TxSeg> {
-        self.outstanding.front().map(|o| TxSeg { seq: o.seq, len: o.len, fin: o.fin, retransmit: true })
+        self.outstanding.front().map(|o| TxSeg { seq: o.seq, len: o.len(), fin: o.fin(), retransmit: true })
     }
 
     /// Queues a retransmission of the outstanding segment starting at `seq`.
@@ -428,7 +428,7 @@ impl Sender {
             return;
         }
         let o = self.outstanding.on_retransmit(i, now);
-        let tx = TxSeg { seq: o.seq, len: o.len, fin: o.fin, retransmit: true };
+        let tx = TxSeg { seq: o.seq, len: o.len(), fin: o.fin(), retransmit: true };
         let end = o.end();
         let high_rxt = self.outstanding.high_rxt().max(end);
         self.outstanding.set_high_rxt(high_rxt);
@@ -474,11 +474,11 @@ impl Sender {
                     self.snd_nxt = self.snd_max;
                     continue;
                 };
-                if o.sacked {
+                if o.sacked() {
                     self.snd_nxt = o.end();
                     continue;
                 }
-                if o.seq + o.len as u64 > edge && o.len > 0 || !self.pacer.ready(now) {
+                if o.seq + o.len() as u64 > edge && o.len() > 0 || !self.pacer.ready(now) {
                     return;
                 }
                 let (seq, end) = (o.seq, o.end());
