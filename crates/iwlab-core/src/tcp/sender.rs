@@ -199,7 +199,7 @@ impl Sender {
     /// When the sender's next timer fires: the RTO, or RACK's reordering timer or the TLP
     /// probe timer when those are on (`on_rto` handles all three).
     pub fn rto_deadline(&self) -> Option<SimTime> {
-        [self.rto_at, self.rack_at, self.tlp.as_ref().and_then(|t| t.at)].into_iter().flatten().min()
+        SimTime::earliest(SimTime::earliest(self.rto_at, self.rack_at), self.tlp.as_ref().and_then(|t| t.at))
     }
     /// The retransmission timer alone.
     pub(crate) fn rto_deadline_only(&self) -> Option<SimTime> {
