@@ -45,8 +45,8 @@ pub(crate) struct Outstanding {
     pub seq: u64,
     /// Last transmission time (RACK's `Segment.xmit_ts`).
     pub sent_at: SimTime,
-    /// For a SACKed segment: `skip` indices on is an index at or before the next unSACKed
-    /// one (all segments in between are SACKed). Compressed on lookup; 0 = not set.
+    /// For a SACKed segment: the index `skip` places further on is at or before the next
+    /// unSACKed one (all segments in between are SACKed). Compressed on lookup; 0 = not set.
     skip: u32,
     /// RACK: position in the time-ordered list of segments in flight, as the differences
     /// (previous − own, next − own absolute index); 0 = none (the list's end).
@@ -661,8 +661,9 @@ mod tests {
 
     #[test]
     fn outstanding_entry_is_32_bytes() {
-        // One entry per segment in flight: 56 bytes before issue 12's follow-up made
-        // NewReno without SACK 3–9 % slower; the const assertion above keeps it at 32.
+        // One entry per segment in flight: it was 56 bytes with the incremental scoreboard's
+        // first version (bench/README.md "Per-event cost and window size"); the const
+        // assertion above keeps it at 32.
         assert_eq!(std::mem::size_of::<Outstanding>(), 32);
     }
 
