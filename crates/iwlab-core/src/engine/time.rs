@@ -32,6 +32,16 @@ impl SimTime {
     pub fn saturating_since(self, earlier: SimTime) -> SimDuration {
         SimDuration(self.0.saturating_sub(earlier.0))
     }
+    /// The earlier of two optional deadlines (`None` = not armed). Straight-line code for the
+    /// per-event timer queries (an iterator over an array of options was 3 % of a NewReno run).
+    #[inline]
+    pub fn earliest(a: Option<SimTime>, b: Option<SimTime>) -> Option<SimTime> {
+        match (a, b) {
+            (Some(x), Some(y)) => Some(x.min(y)),
+            (x, None) => x,
+            (None, y) => y,
+        }
+    }
 }
 
 impl SimDuration {
@@ -140,6 +150,17 @@ impl fmt::Display for SimDuration {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn earliest_of_optional_deadlines() {
+        let (a, b) = (Some(SimTime::from_nanos(5)), Some(SimTime::from_nanos(3)));
+        assert_eq!(SimTime::earliest(a, b), b);
+        assert_eq!(SimTime::earliest(b, a), b);
+        assert_eq!(SimTime::earliest(a, None), a);
+        assert_eq!(SimTime::earliest(None, b), b);
+        assert_eq!(SimTime::earliest(None, None), None);
+        assert_eq!(SimTime::earliest(Some(SimTime::MAX), None), Some(SimTime::MAX));
+    }
 
     #[test]
     fn transmission_time_of_a_1500_byte_packet_at_10_mbps_is_1_2_ms() {

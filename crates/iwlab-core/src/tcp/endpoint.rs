@@ -148,10 +148,8 @@ impl Endpoint {
 
     /// When `on_timer` must next be called.
     pub fn next_timeout(&self) -> Option<SimTime> {
-        [self.handshake_at, self.receiver.delack_deadline(), self.sender.rto_deadline(), self.sender.pacing_deadline()]
-            .into_iter()
-            .flatten()
-            .min()
+        let t = SimTime::earliest(self.handshake_at, self.receiver.delack_deadline());
+        SimTime::earliest(t, SimTime::earliest(self.sender.rto_deadline(), self.sender.pacing_deadline()))
     }
 
     /// Active open: send a SYN.

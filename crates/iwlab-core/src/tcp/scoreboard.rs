@@ -27,56 +27,94 @@ use std::collections::{BTreeSet, VecDeque};
 /// "No segment" in the linked list and pointers.
 pub(crate) const NONE: u64 = u64::MAX;
 
-/// An outstanding (sent, not cumulatively acknowledged) segment.
+// `Outstanding::flags` bits.
+const FIN: u8 = 1;
+const SACKED: u8 = 1 << 1;
+const RLOST: u8 = 1 << 2;
+const REXMIT: u8 = 1 << 3;
+const RPENDING: u8 = 1 << 4;
+const LINKED: u8 = 1 << 5;
+
+/// An outstanding (sent, not cumulatively acknowledged) segment: 32 bytes, one per segment in
+/// flight, so it is kept small (`outstanding_entry_is_32_bytes` below). Sequence numbers and
+/// send times stay 64-bit; the links between segments are stored as differences of absolute
+/// indices, which are bounded by the number of segments outstanding (checked in
+/// [`Scoreboard::push`]), not by how much a flow has sent.
 #[derive(Clone, Debug)]
 pub(crate) struct Outstanding {
     pub seq: u64,
-    pub len: u32,
-    pub fin: bool,
     /// Last transmission time (RACK's `Segment.xmit_ts`).
     pub sent_at: SimTime,
-    /// Transmissions so far (Karn: sample RTT only when 1).
-    pub tx: u32,
-    pub sacked: bool,
-    /// For a SACKed segment: an index at or before the next unSACKed one (all segments in
-    /// between are SACKed). Compressed on lookup.
-    skip: u64,
-    /// RACK: marked lost (stays set after the retransmission, as Linux's LOST bit).
-    pub(crate) rlost: bool,
-    /// RACK: retransmitted since marked lost and not deemed lost again.
-    pub(crate) rexmit: bool,
-    /// RACK: in the set of lost segments waiting for a retransmission.
-    pub(crate) rpending: bool,
-    /// RACK: position in the time-ordered list of segments in flight.
-    prev: u64,
-    next: u64,
-    linked: bool,
+    /// For a SACKed segment: the index `skip` places further on is at or before the next
+    /// unSACKed one (all segments in between are SACKed). Compressed on lookup; 0 = not set.
+    skip: u32,
+    /// RACK: position in the time-ordered list of segments in flight, as the differences
+    /// (previous − own, next − own absolute index); 0 = none (the list's end).
+    prev: i32,
+    next: i32,
+    /// Payload octets (at most the MSS, which is ≤ 65 000: `TcpConfig::validate`).
+    len: u16,
+    /// Transmissions so far, saturating at 255 (Karn: sample RTT only when 1; RACK: resent
+    /// when above 1).
+    pub tx: u8,
+    /// FIN, SACKed, and RACK's marks: lost (stays set after the retransmission, as Linux's
+    /// LOST bit), retransmitted since marked lost, waiting for a retransmission, in the
+    /// time-ordered list.
+    flags: u8,
 }
+
+/// The segment exactly as large as intended: a regression in size shows at compile time.
+const _: () = assert!(std::mem::size_of::<Outstanding>() == 32);
 
 impl Outstanding {
     pub fn new(seq: u64, len: u32, fin: bool, sent_at: SimTime) -> Self {
-        Outstanding {
-            seq,
-            len,
-            fin,
-            sent_at,
-            tx: 1,
-            sacked: false,
-            skip: 0,
-            rlost: false,
-            rexmit: false,
-            rpending: false,
-            prev: NONE,
-            next: NONE,
-            linked: false,
-        }
+        let len = u16::try_from(len).expect("a segment's payload is at most tcp.mss (<= 65 000 bytes)");
+        Outstanding { seq, sent_at, skip: 0, prev: 0, next: 0, len, tx: 1, flags: if fin { FIN } else { 0 } }
+    }
+    pub fn len(&self) -> u32 {
+        self.len as u32
+    }
+    pub fn fin(&self) -> bool {
+        self.flags & FIN != 0
+    }
+    pub fn sacked(&self) -> bool {
+        self.flags & SACKED != 0
     }
     pub fn end(&self) -> u64 {
-        self.seq + self.len as u64 + self.fin as u64
+        self.seq + self.len as u64 + self.fin() as u64
     }
     /// Sequence octets (payload, plus one for a FIN).
     fn octets(&self) -> u64 {
         self.end() - self.seq
+    }
+    fn flag(&self, f: u8) -> bool {
+        self.flags & f != 0
+    }
+    fn set(&mut self, f: u8, on: bool) {
+        if on {
+            self.flags |= f;
+        } else {
+            self.flags &= !f;
+        }
+    }
+}
+
+/// The absolute index `d` away from `abs` (`NONE` for 0).
+fn from_delta(abs: u64, d: i32) -> u64 {
+    if d == 0 {
+        NONE
+    } else {
+        abs.wrapping_add_signed(d as i64)
+    }
+}
+
+/// `other − abs` as stored in a link (0 for `NONE`); both are outstanding, so the difference
+/// is below the number of segments outstanding.
+fn to_delta(abs: u64, other: u64) -> i32 {
+    if other == NONE {
+        0
+    } else {
+        other.wrapping_sub(abs) as i64 as i32
     }
 }
 
@@ -204,6 +242,10 @@ impl Scoreboard {
 
     /// Appends a newly sent segment.
     pub fn push(&mut self, o: Outstanding) {
+        // The links (`Outstanding::skip`, `prev`, `next`) are index differences within the
+        // deque: 32 bits hold them while fewer than 2^31 segments are outstanding (64 GiB of
+        // entries; a 1 GiB window of 1 500-byte segments is 716 000).
+        assert!(self.segs.len() < i32::MAX as usize, "more than 2^31 segments outstanding");
         self.unsacked_bytes += o.octets();
         self.segs.push_back(o);
         if self.rack.is_some() {
@@ -219,7 +261,7 @@ impl Scoreboard {
         }
         if self.rack.is_some() {
             let o = self.at(idx);
-            if !o.sacked {
+            if !o.sacked() {
                 self.rack_deliver(idx, ctx);
             }
             self.rack_forget(idx);
@@ -227,7 +269,7 @@ impl Scoreboard {
         let o = self.segs.pop_front()?;
         self.base += 1;
         let n = o.octets();
-        if o.sacked {
+        if o.sacked() {
             self.sacked_count -= 1;
             self.sacked_len -= o.len as u64;
             if idx < self.frontier {
@@ -254,11 +296,11 @@ impl Scoreboard {
         let (below_f, below_r) = (idx < self.frontier, idx < self.rxt_cursor);
         let Some(f) = self.segs.front_mut() else { return };
         let (n0, len0) = (f.octets(), f.len as u64);
-        let cut = (ack - f.seq) as u32;
+        let cut = (ack - f.seq).min(f.len as u64) as u16;
         f.seq = ack;
-        f.len = f.len.saturating_sub(cut);
+        f.len -= cut;
         let (dn, dlen) = (n0 - f.octets(), len0 - f.len as u64);
-        if f.sacked {
+        if f.sacked() {
             self.sacked_len -= dlen;
             if below_f {
                 self.below_sacked_len -= dlen;
@@ -273,9 +315,9 @@ impl Scoreboard {
             }
             if let Some(r) = self.rack.as_deref_mut() {
                 let f = &self.segs[0];
-                if f.rlost {
+                if f.flag(RLOST) {
                     r.lost_bytes -= dn;
-                    if f.rexmit {
+                    if f.flag(REXMIT) {
                         r.rexmit_bytes -= dn;
                     }
                 }
@@ -289,14 +331,15 @@ impl Scoreboard {
         let end = self.end_index();
         let start = i.max(self.base);
         let mut root = start;
-        while root < end && self.at(root).sacked {
-            root = self.at(root).skip.max(root + 1);
+        while root < end && self.at(root).sacked() {
+            root += self.at(root).skip.max(1) as u64;
         }
         let mut j = start;
         while j < root {
             let o = self.at_mut(j);
-            let next = o.skip.max(j + 1);
-            o.skip = root;
+            let next = j + o.skip.max(1) as u64;
+            // root − j is below the number of segments outstanding (`push`).
+            o.skip = (root - j) as u32;
             j = next;
         }
         root
@@ -329,8 +372,8 @@ impl Scoreboard {
         }
         let (below_f, below_r) = (i < self.frontier, i < self.rxt_cursor);
         let o = self.at_mut(i);
-        o.sacked = true;
-        o.skip = i + 1;
+        o.flags |= SACKED;
+        o.skip = 1;
         let (n, len) = (o.octets(), o.len as u64);
         self.sacked_count += 1;
         self.sacked_len += len;
@@ -351,13 +394,13 @@ impl Scoreboard {
         let (thresh, mss) = (self.dupthresh, self.mss);
         while self.frontier < self.end_index() {
             let o = self.at(self.frontier);
-            let (own_c, own_b) = if o.sacked { (1, o.len as u64) } else { (0, 0) };
+            let (own_c, own_b) = if o.sacked() { (1, o.len as u64) } else { (0, 0) };
             let count = self.sacked_count - self.below_sacked_count - own_c;
             let bytes = self.sacked_len - self.below_sacked_len - own_b;
             if !(count >= thresh || bytes > (thresh - 1) * mss) {
                 break;
             }
-            if o.sacked {
+            if o.sacked() {
                 self.below_sacked_count += 1;
                 self.below_sacked_len += own_b;
             } else {
@@ -369,7 +412,7 @@ impl Scoreboard {
 
     /// IsLost of the first outstanding segment.
     pub fn first_is_lost(&self) -> bool {
-        self.segs.front().is_some_and(|o| !o.sacked && self.frontier > self.base)
+        self.segs.front().is_some_and(|o| !o.sacked() && self.frontier > self.base)
     }
 
     pub fn high_rxt(&self) -> u64 {
@@ -388,7 +431,7 @@ impl Scoreboard {
             if o.end() > v {
                 break;
             }
-            if !o.sacked {
+            if !o.sacked() {
                 self.rxt_bytes += o.octets();
             }
             self.rxt_cursor += 1;
@@ -430,7 +473,7 @@ impl Scoreboard {
         let abs = self.base + i as u64;
         if self.rack.is_some() {
             let o = &self.segs[i];
-            let (pending, rlost, rexmit, n, seq) = (o.rpending, o.rlost, o.rexmit, o.octets(), o.seq);
+            let (pending, rlost, rexmit, n, seq) = (o.flag(RPENDING), o.flag(RLOST), o.flag(REXMIT), o.octets(), o.seq);
             let r = self.rack.as_deref_mut().unwrap();
             if pending {
                 r.pending.remove(&seq);
@@ -439,15 +482,15 @@ impl Scoreboard {
                 r.rexmit_bytes += n;
             }
             let o = &mut self.segs[i];
-            o.rpending = false;
-            o.rexmit = rlost;
+            o.set(RPENDING, false);
+            o.set(REXMIT, rlost);
             // RFC 8985 §6.1: a retransmission moves the segment to the tail of the time order.
             self.unlink(abs);
             self.link_tail(abs);
         }
         let o = &mut self.segs[i];
         o.sent_at = now;
-        o.tx += 1;
+        o.tx = o.tx.saturating_add(1);
         &self.segs[i]
     }
 
@@ -461,22 +504,22 @@ impl Scoreboard {
             r.head = abs;
         } else {
             let base = self.base;
-            self.segs[(tail - base) as usize].next = abs;
+            self.segs[(tail - base) as usize].next = to_delta(tail, abs);
         }
         let o = self.at_mut(abs);
-        o.prev = tail;
-        o.next = NONE;
-        o.linked = true;
+        o.prev = to_delta(abs, tail);
+        o.next = 0;
+        o.flags |= LINKED;
     }
 
     fn unlink(&mut self, abs: u64) {
         let base = self.base;
         let o = &mut self.segs[(abs - base) as usize];
-        if !o.linked {
+        if !o.flag(LINKED) {
             return;
         }
-        o.linked = false;
-        let (p, n) = (o.prev, o.next);
+        o.flags &= !LINKED;
+        let (p, n) = (from_delta(abs, o.prev), from_delta(abs, o.next));
         let r = self.rack.as_deref_mut().unwrap();
         if r.pred == abs {
             r.pred = p;
@@ -484,12 +527,12 @@ impl Scoreboard {
         if p == NONE {
             r.head = n;
         } else {
-            self.segs[(p - base) as usize].next = n;
+            self.segs[(p - base) as usize].next = to_delta(p, n);
         }
         if n == NONE {
             self.rack.as_deref_mut().unwrap().tail = p;
         } else {
-            self.segs[(n - base) as usize].prev = p;
+            self.segs[(n - base) as usize].prev = to_delta(n, p);
         }
     }
 
@@ -497,10 +540,8 @@ impl Scoreboard {
     fn rack_forget(&mut self, abs: u64) {
         self.unlink(abs);
         let o = self.at_mut(abs);
-        let (rlost, rexmit, pending, n, seq) = (o.rlost, o.rexmit, o.rpending, o.octets(), o.seq);
-        o.rlost = false;
-        o.rexmit = false;
-        o.rpending = false;
+        let (rlost, rexmit, pending, n, seq) = (o.flag(RLOST), o.flag(REXMIT), o.flag(RPENDING), o.octets(), o.seq);
+        o.flags &= !(RLOST | REXMIT | RPENDING);
         let r = self.rack.as_deref_mut().unwrap();
         if rlost {
             r.lost_bytes -= n;
@@ -518,7 +559,8 @@ impl Scoreboard {
     /// `pred` becomes the segment sent just before it.
     fn rack_deliver(&mut self, abs: u64, ctx: &DeliveryCtx) {
         let o = self.at(abs);
-        let (xmit_ts, end, retrans, prev, linked) = (o.sent_at, o.end(), o.tx > 1, o.prev, o.linked);
+        let (xmit_ts, end, retrans, prev, linked) =
+            (o.sent_at, o.end(), o.tx > 1, from_delta(abs, o.prev), o.flag(LINKED));
         let r = self.rack.as_deref_mut().unwrap();
         // Step 3: reordering — a segment below RACK.fack delivered that was never resent.
         if end > r.fack {
@@ -576,10 +618,8 @@ impl Scoreboard {
     fn rack_mark_lost(&mut self, abs: u64) {
         self.unlink(abs);
         let o = self.at_mut(abs);
-        let (was_lost, was_rexmit, n, seq) = (o.rlost, o.rexmit, o.octets(), o.seq);
-        o.rlost = true;
-        o.rexmit = false;
-        o.rpending = true;
+        let (was_lost, was_rexmit, n, seq) = (o.flag(RLOST), o.flag(REXMIT), o.octets(), o.seq);
+        o.flags = (o.flags | RLOST | RPENDING) & !REXMIT;
         let r = self.rack.as_deref_mut().unwrap();
         if !was_lost {
             r.lost_bytes += n;
@@ -600,7 +640,7 @@ impl Scoreboard {
         for i in 0..self.segs.len() {
             let abs = self.base + i as u64;
             let o = &self.segs[i];
-            if o.linked || o.rlost || o.rpending {
+            if o.flag(LINKED | RLOST | RPENDING) {
                 self.rack_forget(abs);
             }
         }
@@ -612,5 +652,179 @@ impl Scoreboard {
     /// The lowest-sequence lost segment not yet retransmitted.
     pub fn rack_first_pending(&self) -> Option<u64> {
         self.rack.as_deref().and_then(|r| r.pending.first().copied())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn outstanding_entry_is_32_bytes() {
+        // One entry per segment in flight: it was 56 bytes with the incremental scoreboard's
+        // first version (bench/README.md "Per-event cost and window size"); the const
+        // assertion above keeps it at 32.
+        assert_eq!(std::mem::size_of::<Outstanding>(), 32);
+    }
+
+    #[test]
+    fn transmissions_saturate_and_stay_above_one() {
+        // Karn's rule (RFC 6298 §3) and RACK (RFC 8985 §6.2) only ask "sent once?".
+        let mut sb = Scoreboard::new(3, 1000, false);
+        sb.push(Outstanding::new(0, 1000, false, SimTime::ZERO));
+        assert_eq!(sb.front().unwrap().tx, 1);
+        for k in 2..=300u64 {
+            let tx = sb.on_retransmit(0, SimTime::from_nanos(k)).tx;
+            assert_eq!(tx as u64, k.min(255));
+        }
+    }
+
+    /// A naive scoreboard: the RFC 6675 §4 definitions evaluated by walking every segment.
+    #[derive(Clone)]
+    struct Naive {
+        seq: u64,
+        len: u64,
+        fin: bool,
+        sacked: bool,
+        tx: u64,
+    }
+
+    impl Naive {
+        fn end(&self) -> u64 {
+            self.seq + self.len + self.fin as u64
+        }
+    }
+
+    /// RFC 6675 §4 IsLost(i): DupThresh SACKed segments, or more than (DupThresh − 1)·SMSS
+    /// SACKed bytes, above segment i.
+    fn is_lost(m: &[Naive], i: usize, thresh: u64, mss: u64) -> bool {
+        let above = m[i + 1..].iter().filter(|o| o.sacked);
+        let (count, bytes) = above.fold((0, 0), |(c, b), o| (c + 1, b + o.len));
+        count >= thresh || bytes > (thresh - 1) * mss
+    }
+
+    /// Walks RACK's time-ordered list from the head (checking the back links on the way)
+    /// and returns the sequence numbers in it.
+    fn rack_order(sb: &Scoreboard) -> Vec<u64> {
+        let r = sb.rack.as_deref().unwrap();
+        let (mut out, mut at, mut prev) = (vec![], r.head, NONE);
+        while at != NONE {
+            let o = sb.at(at);
+            assert!(o.flag(LINKED));
+            assert_eq!(from_delta(at, o.prev), prev, "back link of {}", o.seq);
+            out.push(o.seq);
+            (prev, at) = (at, from_delta(at, o.next));
+        }
+        assert_eq!(r.tail, prev);
+        out
+    }
+
+    /// Random sends, SACK blocks, cumulative ACKs and retransmissions against the naive
+    /// definitions, with sequence numbers and absolute indices that cross 2^32 (the links
+    /// are stored as 32-bit index differences; sequence numbers stay 64-bit).
+    #[test]
+    fn scoreboard_matches_the_rfc_6675_definitions_across_2_pow_32() {
+        let (mss, thresh) = (1448u64, 3u64);
+        let mut rng = 0x9e37_79b9_7f4a_7c15u64;
+        let mut next = move |n: u64| {
+            rng ^= rng << 13;
+            rng ^= rng >> 7;
+            rng ^= rng << 17;
+            rng % n
+        };
+        let mut sb = Scoreboard::new(thresh as u32, mss, true);
+        // As if 2^32 − 200 segments had been acknowledged before.
+        let start = (1u64 << 32) - 200;
+        (sb.base, sb.frontier, sb.rxt_cursor) = (start, start, start);
+        let mut snd_nxt = (1u64 << 32) - 300 * mss;
+        let (mut naive, mut order): (Vec<Naive>, Vec<u64>) = (vec![], vec![]);
+        let ctx = DeliveryCtx { now: SimTime::ZERO, min_rtt: None, ts_ecr: None };
+        let mut high_rxt = snd_nxt;
+        let (mut holes, mut lost_holes, mut links_back) = (0, 0, 0);
+        sb.set_high_rxt(high_rxt);
+        for step in 0..20_000u64 {
+            let now = SimTime::from_nanos(step);
+            match next(10) {
+                0..=3 if naive.len() < 400 => {
+                    let len = if next(8) == 0 { 1 + next(mss) } else { mss };
+                    let fin = next(50) == 0;
+                    sb.push(Outstanding::new(snd_nxt, len as u32, fin, now));
+                    naive.push(Naive { seq: snd_nxt, len, fin, sacked: false, tx: 1 });
+                    order.push(snd_nxt);
+                    snd_nxt += len + fin as u64;
+                }
+                4..=6 if !naive.is_empty() => {
+                    // A SACK block over a random run (some segments cut through at its edges).
+                    let a = next(naive.len() as u64) as usize;
+                    let b = (a + 1 + next(6) as usize).min(naive.len());
+                    let (s, e) = (naive[a].seq + next(2) * 7, naive[b - 1].end());
+                    sb.sack_block(s, e, &ctx);
+                    for o in naive.iter_mut().filter(|o| o.seq >= s && o.end() <= e && !o.sacked) {
+                        o.sacked = true;
+                        order.retain(|&q| q != o.seq);
+                    }
+                    sb.update_lost();
+                }
+                7 if !naive.is_empty() => {
+                    // A cumulative ACK over a few segments.
+                    for _ in 0..=next(3) {
+                        if naive.is_empty() {
+                            break;
+                        }
+                        let o = naive.remove(0);
+                        order.retain(|&q| q != o.seq);
+                        assert_eq!(sb.pop_front(&ctx).unwrap().seq, o.seq);
+                    }
+                    sb.update_lost();
+                }
+                8 | 9 if !naive.is_empty() => {
+                    // A retransmission: the segment moves to the tail of the time order.
+                    let i = next(naive.len() as u64) as usize;
+                    if !naive[i].sacked {
+                        naive[i].tx += 1;
+                        let o = sb.on_retransmit(i, now);
+                        assert_eq!((o.seq, o.tx as u64), (naive[i].seq, naive[i].tx.min(255)));
+                        high_rxt = high_rxt.max(naive[i].end());
+                        sb.set_high_rxt(high_rxt);
+                        order.retain(|&q| q != naive[i].seq);
+                        order.push(naive[i].seq);
+                    }
+                }
+                _ => {}
+            }
+            assert_eq!(sb.len(), naive.len());
+            assert_eq!(rack_order(&sb), order, "step {step}");
+            let sacked = naive.iter().filter(|o| o.sacked);
+            assert_eq!(sb.sacked_segments(), sacked.clone().count() as u64);
+            assert_eq!(sb.sacked_bytes(), sacked.map(|o| o.len).sum::<u64>());
+            // RFC 6675 §4 SetPipe.
+            let pipe: u64 = (0..naive.len())
+                .filter(|&i| !naive[i].sacked)
+                .map(|i| {
+                    let o = &naive[i];
+                    let n = o.end() - o.seq;
+                    (!is_lost(&naive, i, thresh, mss)) as u64 * n + (o.end() <= high_rxt) as u64 * n
+                })
+                .sum();
+            assert_eq!(sb.pipe(), pipe, "step {step}");
+            // NextSeg (1) and (3).
+            let hole = |lost_only: bool| {
+                (0..naive.len())
+                    .find(|&i| {
+                        let o = &naive[i];
+                        !o.sacked && o.seq >= high_rxt && (!lost_only || is_lost(&naive, i, thresh, mss))
+                    })
+                    .map(|i| naive[i].seq)
+            };
+            assert_eq!(sb.hole(false), hole(false), "step {step}");
+            assert_eq!(sb.hole(true), hole(true), "step {step}");
+            holes += hole(false).is_some() as u32;
+            lost_holes += hole(true).is_some() as u32;
+            links_back += order.windows(2).any(|w| w[1] < w[0]) as u32;
+        }
+        // The walk saw holes, lost holes and a time order unlike the sequence order.
+        assert!(holes > 1000 && lost_holes > 1000 && links_back > 1000, "{holes} {lost_holes} {links_back}");
+        assert!(sb.base > 1 << 32, "the absolute indices crossed 2^32");
+        assert!(snd_nxt > 1 << 32, "the sequence numbers crossed 2^32");
     }
 }

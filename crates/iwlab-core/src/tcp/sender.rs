@@ -199,7 +199,7 @@ impl Sender {
     /// When the sender's next timer fires: the RTO, or RACK's reordering timer or the TLP
     /// probe timer when those are on (`on_rto` handles all three).
     pub fn rto_deadline(&self) -> Option<SimTime> {
-        [self.rto_at, self.rack_at, self.tlp.as_ref().and_then(|t| t.at)].into_iter().flatten().min()
+        SimTime::earliest(SimTime::earliest(self.rto_at, self.rack_at), self.tlp.as_ref().and_then(|t| t.at))
     }
     /// The retransmission timer alone.
     pub(crate) fn rto_deadline_only(&self) -> Option<SimTime> {
@@ -418,7 +418,7 @@ impl Sender {
 
     /// The first unacknowledged segment, for retransmission.
     pub(crate) fn first_unacked(&self) -> Option<TxSeg> {
-        self.outstanding.front().map(|o| TxSeg { seq: o.seq, len: o.len, fin: o.fin, retransmit: true })
+        self.outstanding.front().map(|o| TxSeg { seq: o.seq, len: o.len(), fin: o.fin(), retransmit: true })
     }
 
     /// Queues a retransmission of the outstanding segment starting at `seq`.
@@ -428,7 +428,7 @@ impl Sender {
             return;
         }
         let o = self.outstanding.on_retransmit(i, now);
-        let tx = TxSeg { seq: o.seq, len: o.len, fin: o.fin, retransmit: true };
+        let tx = TxSeg { seq: o.seq, len: o.len(), fin: o.fin(), retransmit: true };
         let end = o.end();
         let high_rxt = self.outstanding.high_rxt().max(end);
         self.outstanding.set_high_rxt(high_rxt);
@@ -474,11 +474,11 @@ impl Sender {
                     self.snd_nxt = self.snd_max;
                     continue;
                 };
-                if o.sacked {
+                if o.sacked() {
                     self.snd_nxt = o.end();
                     continue;
                 }
-                if o.seq + o.len as u64 > edge && o.len > 0 || !self.pacer.ready(now) {
+                if o.seq + o.len() as u64 > edge && o.len() > 0 || !self.pacer.ready(now) {
                     return;
                 }
                 let (seq, end) = (o.seq, o.end());
