@@ -161,8 +161,17 @@ proptest! {
         prop_assert_eq!(sim.core.in_flight(), 0);
         if c.loss == 0.0 {
             let drops: u64 = sim.core.topo.ports.iter().map(|p| p.drops().0).sum();
-            let rtx: u64 = sim.core.conns.iter().map(|k| k.server().sender.retransmits + k.client().sender.retransmits).sum();
-            prop_assert!(drops > 0 || rtx == 0 || c.delack, "no loss, no delayed-ACK spurious timers ⇒ no retransmissions");
+            // Without a drop, only a timer that fires before its ACK can arrive makes a sender
+            // resend: an RTO when queueing outgrows the RTO estimate (a 60-packet queue at
+            // 200 kb/s is 3.6 s of delay), a tail loss probe (RFC 8985 §7) whenever no ACK
+            // comes within 2·SRTT, or a delayed-ACK timer holding the ACK back.
+            let senders: Vec<_> = sim.core.conns.iter().flat_map(|k| [k.server().sender, k.client().sender]).collect();
+            let rtx: u64 = senders.iter().map(|s| s.retransmits).sum();
+            let timers: u64 = senders.iter().map(|s| s.timeouts + s.tlp_probes).sum();
+            prop_assert!(
+                drops > 0 || rtx == 0 || timers > 0 || c.delack,
+                "no loss and no early timer ⇒ no retransmissions"
+            );
         }
     }
 }

@@ -104,6 +104,11 @@ impl Application for Transfer {
                     core.close(conn, Side::Client);
                 }
             }
+            // An empty response is complete when the server's FIN arrives.
+            (Side::Client, AppEvent::PeerClosed) if self.response == 0 => {
+                drop(log);
+                core.close(conn, Side::Client);
+            }
             (s, AppEvent::Closed) => log.closed[s as usize] = Some(now),
             _ => {}
         }
