@@ -261,7 +261,7 @@ def test_reproduce_prints_the_claims_first_and_all_ends_with_the_claims_summary(
     from typer.testing import CliRunner
 
     import iwlab.studies
-    from iwlab import cli_reproduce
+    from iwlab.cli import reproduce as cli_reproduce
 
     pkg = tmp_path / "fakes"
     pkg.mkdir()

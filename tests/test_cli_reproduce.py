@@ -14,7 +14,7 @@ import typer
 from typer.testing import CliRunner
 
 import iwlab.studies
-from iwlab import cli_reproduce
+from iwlab.cli import reproduce as cli_reproduce
 
 IWLAB = str(Path(sys.executable).parent / "iwlab")
 TABLES = ("T1", "T2", "T3", "T4", "T5", "T6", "RED")

@@ -18,7 +18,7 @@ from typing import Annotated, Optional
 
 import typer
 
-from iwlab.cli_core import fail, user_errors
+from iwlab.cli.common import fail, user_errors
 
 
 def _check_studies(names: list[str]) -> None:

@@ -1,0 +1,54 @@
+"""What every command module shares: one-line errors (`fail`, `user_errors`) and the scenario options.
+
+SCENARIO is a TOML (or `.json`) file or the name of a packaged preset (`iwlab presets`).
+`--set PATH=VALUE` overrides a field on every command that takes a scenario. Bad input — a
+file that cannot be read, an unknown key, a wrong type, a value out of range, a bad `--set` —
+prints one line naming the file (or the `--set`), the line, the field, the value and what is
+allowed, and exits with status 2.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Annotated, NoReturn, Optional
+
+import typer
+
+__all__ = ["user_errors", "fail", "load_scenario", "SetOption", "ScenarioArg", "SeedOption"]
+
+SetOption = Annotated[
+    Optional[list[str]],
+    typer.Option("--set", metavar="PATH=VALUE",
+                 help="Override a field, repeatable: --set apps\\[0].count=32 --set topology.bottleneck.rate=2Mbps "
+                      "(values are TOML literals; bare text is a string)."),
+]
+ScenarioArg = Annotated[str, typer.Argument(metavar="SCENARIO", help="A scenario file (TOML) or a preset name.")]
+SeedOption = Annotated[Optional[int], typer.Option("--seed", min=0, help="Seed of every random stream "
+                                                                          "(default: the scenario's).")]
+
+
+def fail(message: str) -> NoReturn:
+    """Prints `error: message` on stderr (one line) and exits with status 2."""
+    typer.echo(f"error: {' '.join(message.split())}", err=True)
+    raise typer.Exit(2)
+
+
+@contextmanager
+def user_errors() -> Iterator[None]:
+    """Turns bad input (scenario errors, unreadable files) into `fail`."""
+    from iwlab.scenario_io import ScenarioError
+
+    try:
+        yield
+    except ScenarioError as e:
+        fail(str(e))
+    except OSError as e:
+        fail(str(e) if not e.filename else f"{e.filename}: {e.strerror}")
+
+
+def load_scenario(scenario: str, sets: list[str] | None):
+    """The scenario of a command line (a path or a preset, then the `--set`s)."""
+    from iwlab.scenario_io import load
+
+    return load(scenario, sets or ())
