@@ -287,6 +287,11 @@ class Tcp(_Model):
     hystart: Optional[_flag_or(Literal["rfc9406", "hystart++", "linux"])] = Field(
         None, description="Slow-start exit on RTT rise: true (= 'rfc9406', HyStart++), 'linux' or false (default)")
     quickack: Optional[Count] = Field(None, description="Linux quick-ACK mode: first N ACKs at once; 0 = off (default)")
+    timers: Optional[Literal["rfc", "linux"]] = Field(
+        None, description="RTO and loss-probe arithmetic: 'rfc' (RFC 6298, RFC 8985; default) or 'linux' "
+                          "(RTO = SRTT + max(variance, min_rto); PTO = 2 SRTT + min_rto with one segment out)")
+    rto_ssthresh: Optional[Literal["each-expiry", "once-per-window"]] = Field(
+        None, description="'each-expiry' (RFC 5681; default) or 'once-per-window' (Linux tcp_enter_loss)")
 
 
 # `tcp.profile` values, as crates/iwlab-core/src/scenario/profile.rs defines them (the emulator
@@ -297,6 +302,7 @@ PROFILES: dict[str, dict[str, Any]] = {
         "timestamps": True, "delayed_ack": {"segments": 2, "timeout": "40ms"}, "quickack": 16,
         "initial_rto": "1s", "min_rto": "200ms", "max_rto": "120s", "limited_transmit": True,
         "syn_loss": "rfc6928", "dupthresh": 3, "restart_after_idle": True, "syn_retries": 6,
+        "cubic": {"ssthresh_from": "cwnd"}, "timers": "linux", "rto_ssthresh": "once-per-window",
     },
 }
 

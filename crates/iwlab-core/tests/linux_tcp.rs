@@ -135,6 +135,7 @@ fn the_linux_profile_without_overrides_and_bad_profile_names() {
     let b = Scenario::from_toml_str(&text).unwrap().build(None).unwrap();
     let c = &b.apps[0].tcp;
     assert_eq!((c.prr, c.quickack, c.min_rto), (Some(ReductionBound::Linux), 16, SimDuration::from_millis(200)));
+    assert_eq!((c.timers, c.rto_keeps_reduced_ssthresh), (iwlab_core::tcp::rto::RtoRule::Linux, true));
     // sack = false: the profile's SACK recovery and PRR give way (Linux recovers NewReno-style).
     let nosack = PROFILE_SCENARIO.replace("tcp = { prr = false, quickack = 0 }", "tcp = { sack = false }");
     let b = Scenario::from_toml_str(&nosack).unwrap().build(None).unwrap();
@@ -150,4 +151,54 @@ fn the_linux_profile_without_overrides_and_bad_profile_names() {
     let bad = PROFILE_SCENARIO.replace("tcp = { prr = false, quickack = 0 }", "tcp = { prr = \"fast\" }");
     let e = Scenario::from_toml_str(&bad).expect_err("an error").to_string();
     assert!(e.contains("apps[0].tcp.prr") && e.contains("crb"), "{e}");
+}
+
+/// A server that took a 30 ms handshake RTT sample and sent a 10-segment first flight of a
+/// 20-segment response, none of it acknowledged: (ssthresh after each of two RTO expiries in
+/// segments, the first two RTO deadlines after the flight in ms).
+fn two_rtos(timers: iwlab_core::tcp::rto::RtoRule, keep: bool) -> ([u64; 2], [u64; 2]) {
+    let cfg = TcpConfig {
+        mss: MSS as u32,
+        min_rto: SimDuration::from_millis(200),
+        timers,
+        rto_keeps_reduced_ssthresh: keep,
+        ..TcpConfig::default()
+    };
+    let mut ep = Endpoint::server(&cfg, 1, None);
+    let mut iw = IwConfig::Fixed { segments: 10 }.build();
+    let mut out = Outbox::default();
+    let syn = Segment { seq: 0, flags: Flags::SYN, wnd: 1 << 30, ..Default::default() };
+    ep.on_segment(SimTime::ZERO, &syn, false, &mut iw, &mut out);
+    let t = at(ms(30));
+    let ack = Segment { seq: 1, ack: 1, flags: Flags::ACK, wnd: 1 << 30, ..Default::default() };
+    ep.on_segment(t, &ack, false, &mut iw, &mut out);
+    ep.write(t, 20 * MSS, &mut iw, &mut out);
+    let mut ssthresh = [0; 2];
+    let mut deadlines = [0; 2];
+    for k in 0..2 {
+        let due = ep.next_timeout().expect("the RTO is armed");
+        deadlines[k] = (due.as_nanos() - if k == 0 { t.as_nanos() } else { 0 }) / 1_000_000;
+        out.clear();
+        ep.on_timer(due, &mut iw, &mut out);
+        ssthresh[k] = ep.sender.w.ssthresh / MSS;
+    }
+    (ssthresh, deadlines)
+}
+
+#[test]
+fn linux_reduces_ssthresh_once_per_rto_episode() {
+    use iwlab_core::tcp::rto::RtoRule;
+    // RFC 5681 (4) on every expiry: FlightSize/2 = 5, then max(1/2, 2) = 2 segments.
+    assert_eq!(two_rtos(RtoRule::Rfc6298, false).0, [5, 2]);
+    // tcp_enter_loss(): a repeated expiry of the same episode keeps the reduced ssthresh.
+    assert_eq!(two_rtos(RtoRule::Rfc6298, true).0, [5, 5]);
+}
+
+#[test]
+fn linux_arms_the_first_rto_at_srtt_plus_200_ms() {
+    use iwlab_core::tcp::rto::RtoRule;
+    // RFC 6298: max(30 + 4·15, 200) = 200 ms; Linux: 30 + max(2·30, 200) = 230 ms. The second
+    // expiry comes one doubled RTO after the first (absolute: 30 + 200 + 400, 30 + 230 + 460).
+    assert_eq!(two_rtos(RtoRule::Rfc6298, false).1, [200, 630]);
+    assert_eq!(two_rtos(RtoRule::Linux, false).1, [230, 720]);
 }

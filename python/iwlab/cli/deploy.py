@@ -232,7 +232,7 @@ def watch_unit_cmd(template: bool = typer.Option(False, "--template", help="the 
     name = "iwlab-watch@.service" if template else "iwlab-watch.service"
     exe = Path(sys.executable).with_name("iwlab")  # this installation's, else the one on PATH
     exe = str(exe) if exe.exists() else (shutil.which("iwlab") or "iwlab")
-    text = (Path(__file__).parent / "deploy" / name).read_text()
+    text = (Path(__file__).parent.parent / "deploy" / name).read_text()
     typer.echo(text.replace("@IWLAB@", exe), nl=False)
 
 

@@ -36,7 +36,7 @@ TCP_DEFAULTS: dict[str, Any] = {
     "initial_rto": "1s", "min_rto": "1s", "max_rto": "60s", "restart_after_idle": True, "syn_retries": 6,
     "dupthresh": 3, "initial_ssthresh": False, "initial_rcv_wnd": False, "rcv_wnd": None,
     "recovery": "newreno", "limited_transmit": False, "abc_l": 0, "granularity": "0s", "syn_loss": "rfc6928",
-    "prr": False, "hystart": False, "quickack": 0,
+    "prr": False, "hystart": False, "quickack": 0, "timers": "rfc", "rto_ssthresh": "each-expiry",
 }
 
 
@@ -203,7 +203,10 @@ def merged_tcp(data: dict[str, Any], app: dict[str, Any] | None = None) -> dict[
             prof["prr"] = False
         if over.get("cc", "cubic") != "cubic":
             prof["hystart"] = False  # Linux's HyStart is CUBIC's
+            prof.pop("cubic", None)
         t.update(prof)
+        if isinstance(over.get("cubic"), dict) and isinstance(prof.get("cubic"), dict):
+            over["cubic"] = {**prof["cubic"], **over["cubic"]}
     t.update(over)
     return t
 
@@ -264,8 +267,12 @@ def kernel_settings(tcp: dict[str, Any], notes: list[str]) -> Kernel:
         notes.append("tcp.abc_l: Linux counts acknowledged segments (ABC with L = 2 in slow start)")
     if seconds(tcp["granularity"]) > 0:
         notes.append("tcp.granularity: Linux timers have jiffy granularity; not set")
-    if tcp.get("cubic"):
+    if tcp.get("cubic") and tcp["cubic"] != {"ssthresh_from": "cwnd"}:
         notes.append("tcp.cubic: Linux's CUBIC parameters are module-wide; kernel defaults used")
+    if tcp["timers"] != "linux":
+        notes.append("tcp.timers: Linux computes the RTO and the loss-probe time its own way (timers = \"linux\")")
+    if tcp["rto_ssthresh"] != "once-per-window":
+        notes.append("tcp.rto_ssthresh: Linux reduces ssthresh once per loss episode (\"once-per-window\")")
     if tcp.get("pacing") or tcp.get("paced_iw"):
         notes.append("tcp.pacing / tcp.paced_iw: not emulated (Linux paces a socket without fq once "
                      "SO_MAX_PACING_RATE is set; the agents do not set it)")

@@ -414,6 +414,16 @@ pub struct TcpSpec {
     /// even with delayed ACKs (Linux TCP_MAX_QUICKACKS = 16); 0 = off (default 0).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub quickack: Option<u32>,
+    /// RTO and loss-probe arithmetic: `"rfc"` (RFC 6298 RTO, RFC 8985 PTO; default) or
+    /// `"linux"` (tcp_rtt_estimator/__tcp_set_rto: RTO = SRTT + max(variance, min_rto);
+    /// tcp_schedule_loss_probe: PTO = 2·SRTT + min_rto with one segment out, + 2 ms otherwise).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub timers: Option<String>,
+    /// When an RTO reduces ssthresh: `"each-expiry"` (RFC 5681 (4); default) or
+    /// `"once-per-window"` (Linux tcp_enter_loss: not again inside fast recovery or on a
+    /// repeated expiry of the same episode).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rto_ssthresh: Option<String>,
 }
 
 /// `true`, `false` or a variant name.

@@ -13,6 +13,7 @@ pub const NAMES: &[&str] = &["linux"];
 pub const LINUX: &str = r#"
 mss = 1448                                       # 1500-byte MTU - 40 - 12 bytes of timestamps
 cc = "cubic"                                     # net.ipv4.tcp_congestion_control
+cubic = { ssthresh_from = "cwnd" }               # bictcp_recalc_ssthresh(): from cwnd
 sack = true                                      # net.ipv4.tcp_sack = 1
 recovery = "rack"                                # net.ipv4.tcp_recovery = 1: RACK loss detection
 tlp = true                                       # net.ipv4.tcp_early_retrans = 3: Tail Loss Probe
@@ -29,6 +30,8 @@ syn_loss = "rfc6928"                             # IW 1 only after > 1 SYN retra
 dupthresh = 3                                    # net.ipv4.tcp_reordering = 3
 restart_after_idle = true                        # net.ipv4.tcp_slow_start_after_idle = 1
 syn_retries = 6                                  # net.ipv4.tcp_syn_retries = 6
+timers = "linux"                                 # tcp_rtt_estimator(), tcp_schedule_loss_probe()
+rto_ssthresh = "once-per-window"                 # tcp_enter_loss()
 "#;
 
 /// Linux's initial window, segments (TCP_INIT_CWND): the IW of applications that name no

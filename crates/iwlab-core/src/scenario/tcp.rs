@@ -9,6 +9,7 @@ use super::units::{Duration, Size};
 use crate::engine::SimDuration;
 use crate::tcp::cc::cubic::SsthreshFrom;
 use crate::tcp::cc::hystart::HyStartKind;
+use crate::tcp::rto::RtoRule;
 use crate::tcp::cc::CcConfig;
 use crate::tcp::config::{DelayedAck, RecoveryKind, SynLossRule, TcpConfig};
 use crate::tcp::recovery::prr::ReductionBound;
@@ -48,7 +49,9 @@ macro_rules! tcp_spec_fields {
             profile,
             prr,
             hystart,
-            quickack
+            quickack,
+            timers,
+            rto_ssthresh
         )
     };
 }
@@ -108,8 +111,14 @@ pub(crate) fn tcp_config(base: &TcpSpec, over: &TcpSpec, path_of: &dyn Fn(&str) 
             }
             if s.cc.as_deref().is_some_and(|c| c != "cubic") {
                 p.hystart = None; // Linux's HyStart is CUBIC's (tcp_cubic.c)
+                p.cubic = None;
             }
-            merge(&p, &s)
+            let mut merged = merge(&p, &s);
+            // A `[tcp.cubic]` of the scenario overrides the profile's CUBIC fields one by one.
+            if let (Some(mine), Some(profile_cubic)) = (merged.cubic.as_mut(), p.cubic.as_ref()) {
+                mine.ssthresh_from = mine.ssthresh_from.clone().or_else(|| profile_cubic.ssthresh_from.clone());
+            }
+            merged
         }
     };
     let mut c = TcpConfig::default();
@@ -254,6 +263,26 @@ pub(crate) fn tcp_config(base: &TcpSpec, over: &TcpSpec, path_of: &dyn Fn(&str) 
     c.hystart =
         variant(&s.hystart, path_of("hystart"), HyStartKind::Rfc9406, HyStartKind::NAMES, HyStartKind::by_name)?;
     c.quickack = s.quickack.unwrap_or(c.quickack);
+    if let Some(name) = &s.timers {
+        c.timers = match name.as_str() {
+            "rfc" => RtoRule::Rfc6298,
+            "linux" => RtoRule::Linux,
+            _ => return Err(ScenarioError::value(path_of("timers"), format!("{name:?}"), "one of [\"rfc\", \"linux\"]")),
+        };
+    }
+    if let Some(name) = &s.rto_ssthresh {
+        c.rto_keeps_reduced_ssthresh = match name.as_str() {
+            "each-expiry" => false,
+            "once-per-window" => true,
+            _ => {
+                return Err(ScenarioError::value(
+                    path_of("rto_ssthresh"),
+                    format!("{name:?}"),
+                    "one of [\"each-expiry\", \"once-per-window\"]",
+                ))
+            }
+        };
+    }
     if c.prr.is_some() && !matches!(c.recovery, RecoveryKind::Sack | RecoveryKind::Rack) {
         return Err(ScenarioError::value(
             path_of("prr"),

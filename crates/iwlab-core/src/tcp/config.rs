@@ -3,6 +3,7 @@
 use super::cc::hystart::HyStartKind;
 use super::cc::CcConfig;
 use super::pacing::PacingConfig;
+use super::rto::RtoRule;
 use super::recovery::prr::ReductionBound;
 use crate::engine::SimDuration;
 
@@ -105,6 +106,12 @@ pub struct TcpConfig {
     /// Linux quick-ACK mode at connection start: the first this many ACKs of in-order data
     /// are sent at once, not delayed (TCP_MAX_QUICKACKS = 16). 0 = off.
     pub quickack: u32,
+    /// RTO and loss-probe arithmetic: RFC 6298 + RFC 8985, or Linux's (`rto.rs`).
+    pub timers: RtoRule,
+    /// Linux `tcp_enter_loss()`: an RTO reduces ssthresh only if it was not already reduced
+    /// for this window (not in recovery, not a repeated expiry); RFC 5681 (4) reduces on every
+    /// expiry.
+    pub rto_keeps_reduced_ssthresh: bool,
 }
 
 impl Default for TcpConfig {
@@ -135,6 +142,8 @@ impl Default for TcpConfig {
             prr: None,
             hystart: None,
             quickack: 0,
+            timers: RtoRule::Rfc6298,
+            rto_keeps_reduced_ssthresh: false,
         }
     }
 }

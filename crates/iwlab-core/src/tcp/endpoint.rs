@@ -240,7 +240,7 @@ impl Endpoint {
             }
             State::SynReceived if seg.has_ack() && seg.ack >= 1 => {
                 if !self.syn_resent {
-                    self.sender.rtt.sample(now - self.syn_sent_at);
+                    self.sender.rtt.sample(now - self.syn_sent_at, self.sender.snd_una, self.sender.snd_nxt);
                 }
                 self.establish(now, iw, out);
                 self.on_synchronized(now, seg, ce, iw, out);
@@ -252,7 +252,7 @@ impl Endpoint {
                 self.ts_recent = seg.ts.map_or(0, |t| t.0);
                 // Karn: no RTT sample from a retransmitted SYN.
                 if !self.syn_resent {
-                    self.sender.rtt.sample(now - self.syn_sent_at);
+                    self.sender.rtt.sample(now - self.syn_sent_at, self.sender.snd_una, self.sender.snd_nxt);
                 }
                 self.establish(now, iw, out);
                 let before = out.segments.len();

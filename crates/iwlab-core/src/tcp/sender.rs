@@ -13,7 +13,7 @@ use super::pacing::{PaceState, Pacer};
 use super::recovery;
 use super::recovery::prr::{Prr, ReductionBound};
 use super::recovery::tlp::Tlp;
-use super::rto::RttEstimator;
+use super::rto::{RtoRule, RttEstimator};
 use super::scoreboard::{DeliveryCtx, Outstanding, Scoreboard};
 use super::segment::Segment;
 use crate::engine::{SimDuration, SimTime};
@@ -111,6 +111,10 @@ pub struct Sender {
     pub(crate) prr_lost_seen: u64,
     /// Slow-start exit on RTT rise (RFC 9406 / Linux HyStart), if configured.
     pub hystart: Option<HyStart>,
+    /// `TcpConfig::rto_keeps_reduced_ssthresh`.
+    rto_keeps_reduced_ssthresh: bool,
+    /// An RTO fired and its episode (up to `recover`) may still be going on.
+    in_rto_loss: bool,
 }
 
 impl Sender {
@@ -119,7 +123,7 @@ impl Sender {
         Sender {
             w: Window { cwnd: mss, ssthresh: cfg.initial_ssthresh, mss, abc_l: cfg.abc_l, bytes_acked: 0 },
             cc: cfg.cc.build(),
-            rtt: RttEstimator::new(cfg.initial_rto, cfg.min_rto, cfg.max_rto, cfg.granularity),
+            rtt: RttEstimator::new(cfg.initial_rto, cfg.min_rto, cfg.max_rto, cfg.granularity).with_rule(cfg.timers),
             kind: cfg.recovery,
             dupthresh: cfg.dupthresh,
             limited_transmit: cfg.limited_transmit,
@@ -139,9 +143,16 @@ impl Sender {
             partial_acks: 0,
             rto_at: None,
             rack_at: None,
-            tlp: cfg.tlp.then(|| Tlp {
-                max_ack_delay: cfg.delayed_ack.map_or(SimDuration::ZERO, |d| d.timeout),
-                ..Tlp::default()
+            tlp: cfg.tlp.then(|| match cfg.timers {
+                // RFC 8985 §7.2: the peer's worst-case delayed-ACK time.
+                RtoRule::Rfc6298 => Tlp {
+                    max_ack_delay: cfg.delayed_ack.map_or(SimDuration::ZERO, |d| d.timeout),
+                    ..Tlp::default()
+                },
+                // Linux tcp_schedule_loss_probe(): tcp_rto_min for one segment, 2 ms otherwise.
+                RtoRule::Linux => {
+                    Tlp { max_ack_delay: cfg.min_rto, multi_delay: SimDuration::from_millis(2), ..Tlp::default() }
+                }
             }),
             last_send: None,
             ecn_recover: 0,
@@ -159,6 +170,8 @@ impl Sender {
             ack_advanced: false,
             prr_lost_seen: 0,
             hystart: cfg.hystart.map(HyStart::new),
+            rto_keeps_reduced_ssthresh: cfg.rto_keeps_reduced_ssthresh,
+            in_rto_loss: false,
         }
     }
 
@@ -308,7 +321,7 @@ impl Sender {
             };
         }
         if let Some(r) = sample {
-            self.rtt.sample(r);
+            self.rtt.sample(r, ack, self.snd_nxt.max(ack));
             if let Some(t) = self.tlp.as_mut() {
                 t.rtt_sampled = true;
             }
@@ -398,6 +411,7 @@ impl Sender {
     /// Enters fast retransmit: the caller (a recovery variant) has set ssthresh/cwnd.
     pub(crate) fn enter_recovery(&mut self) {
         self.in_recovery = true;
+        self.in_rto_loss = false;
         self.recover = self.snd_max;
         self.outstanding.set_high_rxt(self.snd_una);
         self.partial_acks = 0;
@@ -555,9 +569,17 @@ impl Sender {
         self.stats.timeouts += 1;
         self.note_loss();
         let flight = self.flight_size();
-        // RFC 5681 (4): ssthresh = max(FlightSize/2, 2*SMSS); cwnd = LW = 1 SMSS.
-        self.w.ssthresh = self.cc.ssthresh_on_rto(&self.w, flight, now);
+        // Linux tcp_enter_loss(): ssthresh is reduced only if it was not already reduced for
+        // this window — not in fast recovery, and not on a repeated expiry of the same RTO
+        // episode (icsk_retransmits > 0, here: the timer backed off with no new RTT sample).
+        let reduced = (self.in_recovery || (self.in_rto_loss && self.rtt.backoff() > 0)) && self.snd_una < self.recover;
+        if !(self.rto_keeps_reduced_ssthresh && reduced) {
+            // RFC 5681 (4): ssthresh = max(FlightSize/2, 2*SMSS).
+            self.w.ssthresh = self.cc.ssthresh_on_rto(&self.w, flight, now);
+        }
+        // cwnd = LW = 1 SMSS.
         self.w.cwnd = self.w.mss;
+        self.in_rto_loss = true;
         self.w.bytes_acked = 0;
         self.in_recovery = false;
         self.prr = None;

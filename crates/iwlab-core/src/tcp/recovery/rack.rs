@@ -156,7 +156,7 @@ mod tests {
     fn sender(n: u64, rtt: u64) -> (Sender, Vec<TxSeg>) {
         let cfg = TcpConfig { mss: MSS as u32, recovery: RecoveryKind::Rack, sack: true, ..TcpConfig::default() };
         let mut s = Sender::new(&cfg, true, false);
-        s.rtt.sample(ms(rtt));
+        s.rtt.sample(ms(rtt), 1, 1);
         s.write(n * MSS);
         s.start(n * MSS);
         let mut out = vec![];

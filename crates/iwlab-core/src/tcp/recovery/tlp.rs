@@ -36,6 +36,9 @@ pub struct Tlp {
     pub rtt_sampled: bool,
     /// The worst-case delayed-ACK time added when one segment is in flight.
     pub max_ack_delay: SimDuration,
+    /// Added when more than one segment is in flight (0 in RFC 8985; Linux's
+    /// `tcp_schedule_loss_probe()` adds TCP_TIMEOUT_MIN, 2 ms).
+    pub multi_delay: SimDuration,
     /// Set while the probe itself is sent (it must not reschedule the PTO).
     pub probing: bool,
 }
@@ -51,9 +54,14 @@ pub fn reset(s: &mut Sender) {
 
 /// RFC 8985 §7.2 TLP_calc_PTO(), given the RTO's expiry.
 pub fn calc_pto(srtt: Option<SimDuration>, one_segment: bool, max_ack_delay: SimDuration) -> SimDuration {
+    calc_pto_with(srtt, one_segment, max_ack_delay, SimDuration::ZERO)
+}
+
+/// `calc_pto` with `multi` added when more than one segment is in flight.
+pub fn calc_pto_with(srtt: Option<SimDuration>, one_segment: bool, max_ack_delay: SimDuration, multi: SimDuration) -> SimDuration {
     match srtt {
         // "PTO = 2 * SRTT; if FlightSize is one segment: PTO += TLP.max_ack_delay".
-        Some(srtt) => srtt.saturating_mul(2) + if one_segment { max_ack_delay } else { SimDuration::ZERO },
+        Some(srtt) => srtt.saturating_mul(2) + if one_segment { max_ack_delay } else { multi },
         // "Else: PTO = 1 sec".
         None => SimDuration::from_secs(1),
     }
@@ -74,7 +82,7 @@ pub fn schedule(s: &mut Sender, now: SimTime) {
         s.tlp.as_mut().unwrap().at = None;
         return;
     }
-    let pto = calc_pto(s.rtt.srtt(), s.outstanding.len() == 1, t.max_ack_delay);
+    let pto = calc_pto_with(s.rtt.srtt(), s.outstanding.len() == 1, t.max_ack_delay, t.multi_delay);
     // "If Now() + PTO > TCP_RTO_expiration(): PTO = TCP_RTO_expiration() − Now()".
     let mut at = now + pto;
     if let Some(rto) = s.rto_deadline_only() {
@@ -176,5 +184,13 @@ mod tests {
     fn pto_is_one_second_without_an_rtt_sample() {
         // RFC 8985 §7.2: "Else: PTO = 1 sec".
         assert_eq!(calc_pto(None, false, ms(200)), SimDuration::from_secs(1));
+    }
+
+    #[test]
+    fn linux_adds_rto_min_for_one_segment_and_two_ms_for_more() {
+        // tcp_schedule_loss_probe(): 2·srtt + TCP_RTO_MIN if packets_out == 1, else
+        // + TCP_TIMEOUT_MIN (2 jiffies).
+        assert_eq!(calc_pto_with(Some(ms(100)), true, ms(200), ms(2)), ms(400));
+        assert_eq!(calc_pto_with(Some(ms(100)), false, ms(200), ms(2)), ms(202));
     }
 }
