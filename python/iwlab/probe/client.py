@@ -34,6 +34,7 @@ from iwlab.probe.target import Target, resolve
 WSCALE = 7  # 65535 << 7 ≈ 8 MB advertised: the receive window never limits the first flight
 SYN_RETRIES_AT = (1.0, 2.0)  # seconds after the first SYN (RFC 6298's 1 s initial RTO)
 MSS_RANGE = (88, 65495)
+HEAD_MAX = 1 << 20  # bytes of the response kept to read its framing
 IP_MTU, IPV6_MTU = 14, 24  # <linux/in.h>, <linux/in6.h> (the socket module lacks IP_MTU)
 
 
@@ -134,16 +135,28 @@ class _Conn:
         self.raw.close()
 
 
-def _http_complete(head: bytes, total: int) -> bool:
-    """The bytes received hold a whole HTTP response (its Content-Length)."""
+def _http_complete(head: bytes, total: int) -> bool | None:
+    """Whether the bytes received hold the whole HTTP response (by its Content-Length); None
+    when the response does not say (no header yet, chunked, not HTTP)."""
     end = head.find(b"\r\n\r\n")
-    if end < 0:
-        return False
+    if end < 0 or not head.startswith(b"HTTP/"):
+        return None
     for line in head[:end].split(b"\r\n")[1:]:
         name, _, value = line.partition(b":")
         if name.strip().lower() == b"content-length" and value.strip().isdigit():
             return total >= end + 4 + int(value.strip())
-    return False
+    return None
+
+
+def _tls_flight_done(data: bytes) -> bool | None:
+    """Whether the bytes end with a whole TLS record (RFC 8446 section 5.1: type, version,
+    16-bit length); None if they are not TLS records."""
+    i = 0
+    while i + 5 <= len(data):
+        if data[i] not in (20, 21, 22, 23) or data[i + 1] != 3:
+            return None
+        i += 5 + struct.unpack("!H", data[i + 3:i + 5])[0]
+    return i == len(data)
 
 
 def probe_once(target: Target, guard: RstGuard, mss: int | None = None, timeout: float = 3.0,
@@ -236,7 +249,7 @@ def _first_flight(conn: _Conn, target: Target, dst: str, mss: int, server_mss: i
             n = len(seg.payload)
             segments += math.ceil(n / size)
             nbytes += n
-            if rel == hi and len(head) == hi and len(head) < 65536:
+            if rel == hi and len(head) == hi and hi < HEAD_MAX:
                 head += seg.payload
             hi = rel + n
             last_len = n
@@ -252,9 +265,15 @@ def _first_flight(conn: _Conn, target: Target, dst: str, mss: int, server_mss: i
     if first is None:  # pragma: no cover — a FIN before data
         raise ProbeError(f"{target.text}: the server closed the connection without data")
     lower = why != "retransmission"
-    if not lower and not target.tls and _http_complete(head, hi):
-        lower, why = True, "the whole response (Content-Length) fit in the window"
-    elif not lower and last_len % size != 0:
+    # Did the server stop because the window was full, or because it had nothing more to send?
+    # The response itself says so where it can (Content-Length; a TLS flight ends with a whole
+    # record), else a last segment shorter than a full one means the sender ran out of data.
+    known = len(head) == hi
+    done = (_tls_flight_done(head) if target.tls else _http_complete(head, hi)) if known else None
+    if not lower and done:
+        lower, why = True, ("the handshake flight ended with a whole TLS record" if target.tls
+                            else "the whole response (Content-Length) fit in the window")
+    elif not lower and done is None and last_len % size != 0:
         lower, why = True, "the last segment was not full: the server ran out of data"
     return Result(target.text, dst, target.port, mss, server_mss, size, segments, nbytes, lower, why,
                   None if rto is None else round(rto, 1), round((first - sent) * 1000, 1))

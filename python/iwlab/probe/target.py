@@ -49,9 +49,12 @@ def parse_target(text: str) -> Target:
         if not host or "@" in u.netloc:
             raise ProbeInputError(f"target {text!r}: no host (or user info); {ALLOWED}")
         try:
-            port = u.port or (443 if scheme == "https" else 80)
+            port = u.port
         except ValueError:
             raise ProbeInputError(f"target {text!r}: port = {u.netloc.rpartition(':')[2]!r}; allowed 1..65535") from None
+        if port == 0:
+            raise ProbeInputError(f"target {text!r}: port = '0'; allowed 1..65535")
+        port = port or (443 if scheme == "https" else 80)
         path = u.path or "/"
         if u.query:
             path += "?" + u.query
