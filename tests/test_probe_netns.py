@@ -211,6 +211,15 @@ def test_the_command_reports_initcwnd_32_within_2_seconds(clean):
     assert iwlab_probe(BIG, "--netns", C, "--expect", "31").returncode == 1
 
 
+def test_a_host_port_target_sends_the_request_given(clean):
+    set_iw(clean, 10)
+    r = iwlab_probe(f"{SERVER4}:{HTTP}", "--netns", C, "--request", "GET /big.bin HTTP/1.0\\r\\n\\r\\n", "--json")
+    run_ = json.loads(r.stdout)[0]["runs"][0]
+    assert (r.returncode, run_["segments"], run_["lower_bound"]) == (0, 10, False)
+    # without it: a GET of /, the directory listing, smaller than the window
+    assert json.loads(iwlab_probe(f"{SERVER4}:{HTTP}", "--netns", C, "--json").stdout)[0]["runs"][0]["lower_bound"]
+
+
 @pytest.mark.parametrize("args, code, says", [
     ([f"{SERVER4}:8001"], 1, "connection refused"),  # closed port
     ([f"{SERVER4}:{MUTE}", "--timeout", "0.5"], 1, "connected, but no data within 0.5 s"),
@@ -220,6 +229,7 @@ def test_the_command_reports_initcwnd_32_within_2_seconds(clean):
     (["http://x:99999/"], 2, "port = '99999'"),
     (["nonsense"], 2, "no port"),
     ([BIG, "--mss", "20"], 2, "--mss = 20"),
+    ([BIG, "--request", "GET 1\\n"], 2, "--request with target"),
 ])
 def test_failures_are_one_clear_line(clean, args, code, says):
     r = iwlab_probe(*args, "--netns", C)

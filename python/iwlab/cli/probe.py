@@ -79,6 +79,9 @@ def probe_cmd(targets: Optional[list[str]] = typer.Argument(None, metavar="TARGE
               expect: Optional[int] = typer.Option(None, "--expect", metavar="N",
                                                    help="exit 1 unless every run measures exactly N segments "
                                                         "(the deploy check of docs/deploy.md)"),
+              request: Optional[str] = typer.Option(None, "--request", metavar="TEXT",
+                                                    help="for HOST:PORT targets: send TEXT (backslash escapes "
+                                                         "such as \\n allowed) instead of an HTTP GET of /"),
               as_json: bool = typer.Option(False, "--json", help="print JSON instead of text")) -> None:
     import signal
 
@@ -86,6 +89,12 @@ def probe_cmd(targets: Optional[list[str]] = typer.Argument(None, metavar="TARGE
     from iwlab.probe import ProbeError, ProbeInputError, probe_many
 
     msses = _msses(mss)
+    payload = None
+    if request is not None:
+        try:
+            payload = request.encode("latin-1").decode("unicode_escape").encode("latin-1")
+        except (UnicodeError, ValueError):
+            fail(f"--request = {request!r}: allowed text with Python backslash escapes (\\n, \\r, \\xNN)")
     todo = _targets(targets or [], many)
     if not 0 < timeout <= 60:
         fail(f"--timeout = {timeout:g}: allowed > 0 and ≤ 60 seconds")
@@ -102,7 +111,7 @@ def probe_cmd(targets: Optional[list[str]] = typer.Argument(None, metavar="TARGE
             shown[i] = True
 
     try:
-        results = probe_many(todo, msses, timeout, netns, concurrency, rate, on_done=done)
+        results = probe_many(todo, msses, timeout, netns, concurrency, rate, on_done=done, request=payload)
     except ProbeInputError as e:
         fail(str(e))
     except (ProbeError, PermissionError) as e:

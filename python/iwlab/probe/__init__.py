@@ -33,6 +33,14 @@ class Probe:
                 "error": self.error}
 
 
+def check_request(t: Target, request: bytes | None) -> None:
+    if request is not None and t.scheme != "tcp":
+        raise ProbeInputError(f"--request with target {t.text!r}: allowed only with HOST:PORT targets "
+                              "(http:// sends its GET, https:// its ClientHello)")
+    if request is not None and not request:
+        raise ProbeInputError("--request = '': allowed a non-empty request")
+
+
 def classify(results: Sequence) -> str | None:
     """Segment- or byte-based IW, from runs with different segment sizes: the same number of
     segments ⇒ "segments"; the same bytes (within one segment) ⇒ "bytes"; a lower bound among the
@@ -49,33 +57,36 @@ def classify(results: Sequence) -> str | None:
 
 def probe(target: str | Target, msses: Sequence[int | None] = (None,), timeout: float = 3.0,
           netns: str | None = None, guard=None, stop: threading.Event | None = None,
-          pace: Callable[[], None] | None = None) -> Probe:
-    """Probes `target` once per MSS (None: the path MTU's). Raises ProbeInputError for bad
-    input, ProbeError when the target cannot be measured."""
+          pace: Callable[[], None] | None = None, request: bytes | None = None) -> Probe:
+    """Probes `target` once per MSS (None: the path MTU's). `request`: bytes sent instead of an
+    HTTP GET, for a HOST:PORT target that speaks another protocol. Raises ProbeInputError for
+    bad input, ProbeError when the target cannot be measured."""
     from iwlab.probe.client import check_mss, probe_once
     from iwlab.probe.netns import in_netns
     from iwlab.probe.rstguard import RstGuard
 
     t = target if isinstance(target, Target) else parse_target(target)
+    check_request(t, request)
     for m in msses:
         if m is not None:
             check_mss(m)
     with in_netns(netns):
         if guard is None:
             with RstGuard() as g:
-                return probe(t, msses, timeout, None, g, stop, pace)
+                return probe(t, msses, timeout, None, g, stop, pace, request)
         out = Probe(t.text)
         for m in msses:
             if pace is not None:
                 pace()
-            out.results.append(probe_once(t, guard, m, timeout, stop))
+            out.results.append(probe_once(t, guard, m, timeout, stop, request))
         out.kind = classify(out.results)
         return out
 
 
 def probe_many(targets: Sequence[str], msses: Sequence[int | None] = (None,), timeout: float = 3.0,
                netns: str | None = None, concurrency: int | None = None, rate: float | None = None,
-               stop: threading.Event | None = None, on_done: Callable | None = None) -> list[Probe]:
+               stop: threading.Event | None = None, on_done: Callable | None = None,
+               request: bytes | None = None) -> list[Probe]:
     """Probes every target (bad ones raise ProbeInputError before any traffic); a target that
     cannot be measured gets `error` set. Concurrency and rate: iwlab.probe.many's polite defaults."""
     from iwlab.probe import many
@@ -83,6 +94,8 @@ def probe_many(targets: Sequence[str], msses: Sequence[int | None] = (None,), ti
     from iwlab.probe.rstguard import RstGuard
 
     parsed = [parse_target(t) for t in targets]
+    for t in parsed:
+        check_request(t, request)
     concurrency = concurrency or many.DEFAULT_CONCURRENCY
     rate = rate or many.DEFAULT_RATE
     if concurrency < 1 or concurrency > 256:
@@ -92,7 +105,7 @@ def probe_many(targets: Sequence[str], msses: Sequence[int | None] = (None,), ti
 
     def work(t: Target, stop_, pace) -> Probe:
         try:
-            return probe(t, msses, timeout, None, guard, stop_, pace)
+            return probe(t, msses, timeout, None, guard, stop_, pace, request)
         except ProbeInputError:
             raise
         except ProbeError as e:

@@ -160,13 +160,14 @@ def _tls_flight_done(data: bytes) -> bool | None:
 
 
 def probe_once(target: Target, guard: RstGuard, mss: int | None = None, timeout: float = 3.0,
-               stop: threading.Event | None = None) -> Result:
+               stop: threading.Event | None = None, request: bytes | None = None) -> Result:
     """Measures the first flight of `target` once (advertising `mss`; default: path MTU − headers).
-    `timeout`: for the SYN-ACK, for the first data, and after the last data for a retransmission."""
+    `timeout`: for the SYN-ACK, for the first data, and after the last data for a retransmission.
+    `request`: the bytes to send instead of the target's HTTP GET or ClientHello."""
     family, dst = resolve(target)
     src, mtu = _source(family, dst, target.port, target.text)
     mss = check_mss(mss) if mss is not None else default_mss(mtu, family)
-    request = request_for(target)
+    request = request if request is not None else request_for(target)
     reserve = socket.socket(family, socket.SOCK_STREAM)
     conn = None
     established = False
