@@ -209,7 +209,7 @@ def probe_once(target: Target, guard: RstGuard, mss: int | None = None, timeout:
                 conn.send(seq, irs + 1, packet.ACK | (packet.PSH if i + size >= len(request) else 0), b"", chunk)
                 seq += len(chunk)
             sent = time.monotonic()
-            return _first_flight(conn, target, dst, mss, synack.mss, size, irs, sent, timeout, stop, seq)
+            return _first_flight(conn, target, dst, mss, synack.mss, size, irs, sent, timeout, stop)
         finally:
             if conn is not None:
                 if established:  # free the server's connection; the mark lets this RST through
@@ -224,7 +224,7 @@ def probe_once(target: Target, guard: RstGuard, mss: int | None = None, timeout:
 
 
 def _first_flight(conn: _Conn, target: Target, dst: str, mss: int, server_mss: int | None, size: int, irs: int,
-                  sent: float, timeout: float, stop, seq_end: int) -> Result:
+                  sent: float, timeout: float, stop) -> Result:
     hi = 0  # end of the data received so far, relative to the server's ISN + 1
     segments = nbytes = last_len = 0
     first = None

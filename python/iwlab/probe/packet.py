@@ -68,8 +68,7 @@ def parse(tcp: bytes) -> Segment | None:
     hlen = (off >> 4) * 4
     if hlen < 20 or hlen > len(tcp):
         return None
-    mss, i, opts = None, 20, tcp[20:hlen]
-    i = 0
+    mss, i, opts = None, 0, tcp[20:hlen]
     while i < len(opts):
         kind = opts[i]
         if kind == 0:

@@ -9,7 +9,7 @@ import socket
 from dataclasses import dataclass
 from urllib.parse import urlsplit
 
-from iwlab.probe.errors import ProbeInputError
+from iwlab.probe.errors import ProbeError, ProbeInputError
 
 ALLOWED = "allowed: http://HOST[:PORT]/PATH, https://HOST[:PORT]/PATH or HOST:PORT"
 
@@ -85,6 +85,6 @@ def resolve(target: Target, family: int = 0) -> tuple[int, str]:
     try:
         infos = socket.getaddrinfo(target.host, target.port, family, socket.SOCK_STREAM)
     except socket.gaierror as e:
-        raise ProbeInputError(f"target {target.text!r}: host {target.host!r} does not resolve ({e.strerror})") from None
+        raise ProbeError(f"{target.text}: host {target.host!r} does not resolve ({e.strerror})") from None
     fam, _, _, _, addr = infos[0]
     return fam, addr[0]
