@@ -220,6 +220,23 @@ def test_a_host_port_target_sends_the_request_given(clean):
     assert json.loads(iwlab_probe(f"{SERVER4}:{HTTP}", "--netns", C, "--json").stdout)[0]["runs"][0]["lower_bound"]
 
 
+def test_apply_verify_probe_confirms_the_route_iw_and_catches_a_route_that_overrides_it(clean):
+    set_iw(clean, 10)
+    policy, state = clean["dir"] / "iw10.toml", clean["dir"] / "state.sqlite"
+    apply = [str(IWLAB), "apply", str(policy), "--netns", S, "--state", str(state), "--verify-probe", BIG,
+             "--probe-netns", C]
+    r = subprocess.run(apply, capture_output=True, text=True, timeout=60)
+    assert r.returncode == 0 and "verified: " + BIG + ": IW 10 (MSS 1460) on the wire = initcwnd 10" in r.stdout
+    # a more specific route iwlab did not write decides the client's IW: the check says so
+    run("ip", "-n", S, "route", "add", f"{V4}.2/32", "dev", "v0", "initcwnd", "5")
+    try:
+        r = subprocess.run(apply, capture_output=True, text=True, timeout=60)
+    finally:
+        run("ip", "-n", S, "route", "del", f"{V4}.2/32")
+    assert r.returncode == 1 and "not verified" in r.stderr and "IW 5 (MSS 1460) on the wire ≠ initcwnd 10" in r.stderr
+    assert f"the kernel's route for the client is {V4}.2/32" in r.stderr
+
+
 @pytest.mark.parametrize("args, code, says", [
     ([f"{SERVER4}:8001"], 1, "connection refused"),  # closed port
     ([f"{SERVER4}:{MUTE}", "--timeout", "0.5"], 1, "connected, but no data within 0.5 s"),

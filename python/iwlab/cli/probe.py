@@ -142,5 +142,24 @@ def probe_cmd(targets: Optional[list[str]] = typer.Argument(None, metavar="TARGE
     raise typer.Exit(code)
 
 
+def verify_after_apply(target: str, server_netns: Optional[str], client_netns: Optional[str]) -> None:
+    """`iwlab apply --verify-probe TARGET [--probe-netns NS]`: one line; exit 1 unless the IW on the
+    wire equals the initcwnd of the managed route covering the prober (iwlab.probe.verify)."""
+    from iwlab.cli.common import fail
+    from iwlab.probe import ProbeError, ProbeInputError
+    from iwlab.probe.verify import verify
+
+    try:
+        v = verify(target, server_netns, client_netns)
+    except ProbeInputError as e:
+        fail(f"--verify-probe: {e}")
+    except (ProbeError, PermissionError) as e:
+        typer.echo(f"iwlab: --verify-probe: {e}", err=True)
+        raise typer.Exit(1)
+    typer.echo(v.message, err=not v.ok)
+    if not v.ok:
+        raise typer.Exit(1)
+
+
 def register(app: typer.Typer) -> None:
     app.command("probe", help=HELP)(probe_cmd)

@@ -43,6 +43,7 @@ class Result:
     target: str
     address: str
     port: int
+    source: str  # the prober's address
     mss: int  # advertised in the SYN
     server_mss: int | None  # the SYN-ACK's MSS option
     segment_size: int  # min of the two: the size of a full segment
@@ -276,5 +277,5 @@ def _first_flight(conn: _Conn, target: Target, dst: str, mss: int, server_mss: i
                             else "the whole response (Content-Length) fit in the window")
     elif not lower and done is None and last_len % size != 0:
         lower, why = True, "the last segment was not full: the server ran out of data"
-    return Result(target.text, dst, target.port, mss, server_mss, size, segments, nbytes, lower, why,
+    return Result(target.text, dst, target.port, conn.src, mss, server_mss, size, segments, nbytes, lower, why,
                   None if rto is None else round(rto, 1), round((first - sent) * 1000, 1))
