@@ -110,4 +110,58 @@ def test_the_rate_limit_spaces_connections():
     for _ in range(6):
         limit.wait(stop)
         times.append(time.monotonic())
-    assert all(b - a >= 0.019 for a, b in zip(times, times[1:]))
+    # the k-th start is no earlier than k gaps after the first (each may be late, none early)
+    assert all(t - times[0] >= k * 0.02 - 1e-3 for k, t in enumerate(times))
+
+
+class ScriptedConn:
+    """Hands `_first_flight` the server's segments of a script: (time, offset, payload, flags)."""
+
+    def __init__(self, irs, script):
+        self.irs, self.script, self.src = irs, list(script), "10.0.0.2"
+
+    def recv(self, until, stop):
+        if not self.script:
+            return None
+        t, off, data, flags = self.script.pop(0)
+        return t, packet.Segment(80, 40000, (self.irs + 1 + off) & 0xFFFFFFFF, 0, packet.ACK | flags, 0, None, data)
+
+
+def flight(script, target="http://10.0.0.1/big.bin", size=1000, irs=0xFFFFFF00):
+    from iwlab.probe.client import _first_flight
+
+    return _first_flight(ScriptedConn(irs, script), parse_target(target), "10.0.0.1", size, size, size, irs,
+                         0.0, 3.0, None)
+
+
+HEAD = b"HTTP/1.0 200 OK\r\nContent-Length: 100000\r\n\r\n"
+
+
+def seg(i, size=1000):
+    return (0.001 * i, i * size, bytes(size), 0)
+
+
+def test_data_up_to_the_first_retransmission_is_the_window():
+    r = flight([seg(0), seg(1), seg(2), (0.201, 0, bytes(1000), 0)])  # the sequence number wraps, too
+    assert (r.segments, r.bytes, r.lower_bound, r.why, r.rto_ms) == (3, 3000, False, "retransmission", 201.0)
+
+
+def test_a_segment_that_fills_a_reordering_hole_is_not_a_retransmission():
+    r = flight([seg(1), seg(0), seg(2), (0.2, 1000, bytes(1000), 0)])
+    assert (r.segments, r.lower_bound) == (3, False)
+
+
+def test_an_aggregate_of_n_full_segments_counts_n():
+    r = flight([(0.0, 0, bytes(4000), 0), (0.001, 4000, bytes(1000), 0), (0.2, 0, bytes(1000), 0)])
+    assert (r.segments, r.bytes) == (5, 5000)
+
+
+def test_a_response_that_ends_inside_the_window_is_a_lower_bound():
+    small = b"HTTP/1.0 200 OK\r\nContent-Length: 10\r\n\r\n0123456789"
+    r = flight([(0.0, 0, small, 0), (0.2, 0, small, 0)])
+    assert r.lower_bound and r.why.startswith("the whole response")
+    r = flight([(0.0, 0, HEAD + bytes(1000 - len(HEAD)), 0), (0.001, 1000, bytes(500), packet.FIN)])
+    assert (r.segments, r.lower_bound, r.why) == (2, True, "the server closed (FIN)")
+    # a full window of a long response: exact, although the last segment is full only by chance
+    r = flight([(0.0, 0, HEAD + bytes(1000 - len(HEAD)), 0), seg(1), (0.2, 0, HEAD, 0)])
+    assert (r.segments, r.lower_bound) == (2, False)

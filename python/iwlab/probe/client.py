@@ -227,6 +227,7 @@ def probe_once(target: Target, guard: RstGuard, mss: int | None = None, timeout:
 def _first_flight(conn: _Conn, target: Target, dst: str, mss: int, server_mss: int | None, size: int, irs: int,
                   sent: float, timeout: float, stop) -> Result:
     hi = 0  # end of the data received so far, relative to the server's ISN + 1
+    got_ranges: list[tuple[int, int]] = []  # [start, end) of every data segment received
     segments = nbytes = last_len = 0
     first = None
     head = b""
@@ -242,7 +243,9 @@ def _first_flight(conn: _Conn, target: Target, dst: str, mss: int, server_mss: i
         now, seg = got
         if seg.payload:
             rel = (seg.seq - irs - 1) & 0xFFFFFFFF
-            if rel < hi:  # data sent before: the retransmission timer fired
+            if any(rel < b and a < rel + len(seg.payload) for a, b in got_ranges):
+                # data received before: the retransmission timer fired (a segment that fills a
+                # hole left by reordering is new data, not a retransmission)
                 rto = (now - first) * 1000
                 why = "retransmission"
                 break
@@ -253,8 +256,10 @@ def _first_flight(conn: _Conn, target: Target, dst: str, mss: int, server_mss: i
             nbytes += n
             if rel == hi and len(head) == hi and hi < HEAD_MAX:
                 head += seg.payload
-            hi = rel + n
-            last_len = n
+            got_ranges.append((rel, rel + n))
+            hi = max(hi, rel + n)
+            if rel + n == hi:
+                last_len = n  # the segment that ends the data so far
             until = now + timeout
         if seg.flags & packet.RST:
             if first is None:
