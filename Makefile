@@ -8,14 +8,14 @@ PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 export CARGO_TERM_COLOR ?= never
 
-.PHONY: run test deps deps-rust deps-browser deps-tools deps-bpf bpf ext test-rust test-python bench bench-engine ns3 ns3-deps lint clean
+.PHONY: run test deps deps-rust deps-browser deps-tools deps-bpf deps-probe bpf ext test-rust test-python bench bench-engine ns3 ns3-deps lint clean
 
 ## run: set up, reproduce RFC 2415 in quick mode (3 seeds, short runs): tables + out/rfc2415/report.html
 run: ext
 	$(VENV)/bin/iwlab reproduce rfc2415 --quick --out out/rfc2415
 
 ## test: set up, then run every test
-test: ext ns3-deps bpf test-rust test-python
+test: ext ns3-deps bpf deps-probe test-rust test-python
 
 deps-rust:
 	@command -v $(CARGO) >/dev/null || { echo "cargo not found: install Rust stable (rustup)"; exit 1; }
@@ -52,6 +52,13 @@ deps-tools:
 deps-bpf:
 	@{ command -v clang && [ -f /usr/include/bpf/bpf_helpers.h ] && { command -v bpftool || [ -x /usr/sbin/bpftool ]; }; } >/dev/null || \
 	  { export DEBIAN_FRONTEND=noninteractive; apt-get update -q && apt-get install -y -q --no-install-recommends clang libbpf-dev bpftool; }
+
+## deps-probe: nftables, whose rule keeps the kernel from resetting `iwlab probe`'s user-space
+## connections (Debian package; skipped if present; the probe tests skip without it)
+deps-probe:
+	@{ command -v nft || [ -x /usr/sbin/nft ]; } >/dev/null || { export DEBIAN_FRONTEND=noninteractive; \
+	  apt-get update -q && apt-get install -y -q --no-install-recommends nftables; } \
+	  || echo "nftables could not be installed: tests/test_probe_netns.py will be skipped"
 
 ## bpf: build iwlab-bpf (crates/iwlab-bpf: the eBPF programs and their loader) into target/release
 bpf: deps-rust deps-bpf

@@ -104,6 +104,10 @@ def apply_cmd(policy: Optional[Path] = typer.Argument(None, help="policy file (T
               netns: Optional[str] = typer.Option(None, "--netns", help=H_NETNS),
               flow_iw_cgroup: Optional[str] = typer.Option(None, "--flow-iw-cgroup", help=H_FLOW_IW),
               state: Path = typer.Option(DEFAULT_STATE, "--state", help=H_STATE),
+              verify_probe: Optional[str] = typer.Option(None, "--verify-probe", metavar="TARGET",
+                                                         help="then probe TARGET (docs/probe.md) and exit 1 unless "
+                                                              "its IW equals the route's initcwnd"),
+              probe_netns: Optional[str] = typer.Option(None, "--probe-netns", help="probe from this namespace"),
               as_json: bool = typer.Option(False, "--json", help=H_JSON)) -> None:
     """Set the routes' initcwnd (and initrwnd, congctl) as the policy file says: all or nothing,
     idempotent, recorded for `iwlab rollback`."""
@@ -144,6 +148,10 @@ def apply_cmd(policy: Optional[Path] = typer.Argument(None, help="policy file (T
             text += f"\nper-flow IW: programs on cgroup {hook['cgroup']} ({'changed' if hook.get('changed') else 'unchanged'})"
         _print({"generation": gid, "edits": [e.to_json() for e in p.edits], "recovered": notes, "flow_iw": hook},
                as_json, text)
+        if verify_probe:  # before a --try waits: the check decides whether to confirm
+            from iwlab.cli.probe import verify_after_apply
+
+            verify_after_apply(verify_probe, netns, probe_netns)
         if gid is not None and seconds is not None:
             typer.echo(f"trying for {seconds:g} s: run `iwlab apply --confirm{' --netns ' + netns if netns else ''}"
                        f"{' --state ' + str(state) if str(state) != DEFAULT_STATE else ''}` to keep it", err=True)
