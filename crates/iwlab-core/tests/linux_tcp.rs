@@ -202,3 +202,43 @@ fn linux_arms_the_first_rto_at_srtt_plus_200_ms() {
     assert_eq!(two_rtos(RtoRule::Rfc6298, false).1, [200, 630]);
     assert_eq!(two_rtos(RtoRule::Linux, false).1, [230, 720]);
 }
+
+/// A server with a 30 ms handshake RTT sends 10 of 20 segments (sack and TLP on); nothing is
+/// acknowledged. (When the loss probe fires, when the RTO is due after it), in ms.
+fn probe_then_rto(timers: iwlab_core::tcp::rto::RtoRule) -> (u64, u64) {
+    let cfg = TcpConfig {
+        mss: MSS as u32,
+        min_rto: SimDuration::from_millis(200),
+        sack: true,
+        recovery: RecoveryKind::Rack,
+        tlp: true,
+        timers,
+        ..TcpConfig::default()
+    };
+    let mut ep = Endpoint::server(&cfg, 1, None);
+    let mut iw = IwConfig::Fixed { segments: 10 }.build();
+    let mut out = Outbox::default();
+    let syn = Segment { seq: 0, flags: Flags::SYN, sack_permitted: true, wnd: 1 << 30, ..Default::default() };
+    ep.on_segment(SimTime::ZERO, &syn, false, &mut iw, &mut out);
+    let t = at(ms(30));
+    let ack = Segment { seq: 1, ack: 1, flags: Flags::ACK, wnd: 1 << 30, ..Default::default() };
+    ep.on_segment(t, &ack, false, &mut iw, &mut out);
+    ep.write(t, 20 * MSS, &mut iw, &mut out);
+    let pto = ep.next_timeout().expect("the probe timer is armed");
+    out.clear();
+    ep.on_timer(pto, &mut iw, &mut out);
+    assert_eq!(out.segments.len(), 1, "one probe");
+    let rto = ep.next_timeout().expect("the RTO is armed");
+    (pto.as_nanos() / 1_000_000, rto.as_nanos() / 1_000_000)
+}
+
+#[test]
+fn after_a_loss_probe_linux_keeps_the_rto_deadline_of_the_first_unacked_segment() {
+    use iwlab_core::tcp::rto::RtoRule;
+    // RFC 8985 §7.3: the probe (2·30 ms after the flight, at 90 ms) re-arms a full RTO
+    // (200 ms): due at 290 ms.
+    assert_eq!(probe_then_rto(RtoRule::Rfc6298), (90, 290));
+    // Linux: PTO = 2·srtt + 2 ms → 92 ms; tcp_rearm_rto() with the probe timer pending keeps
+    // the deadline of segment 1, sent at 30 ms: 30 + (30 + 200) = 260 ms.
+    assert_eq!(probe_then_rto(RtoRule::Linux), (92, 260));
+}

@@ -73,6 +73,10 @@ impl RttEstimator {
         self
     }
 
+    pub fn rule(&self) -> RtoRule {
+        self.rule
+    }
+
     /// Feeds one RTT measurement R (never from a retransmitted segment: Karn, RFC 6298 §3),
     /// taken on an ACK that moved snd.una to `snd_una` while snd.nxt was `snd_nxt` (Linux
     /// updates its variance once per round trip, delimited by these).

@@ -76,7 +76,7 @@ pub struct Sender {
     pub recover: u64,
     /// RFC 6582 §3.2 (5): the timer is reset only on the first partial ACK ("Impatient").
     pub(crate) partial_acks: u32,
-    rto_at: Option<SimTime>,
+    pub(crate) rto_at: Option<SimTime>,
     /// RACK's reordering timer (RFC 8985 §6.3), with `recovery = "rack"`.
     pub(crate) rack_at: Option<SimTime>,
     /// Tail loss probe state (RFC 8985 §7), with `tcp.tlp`.
