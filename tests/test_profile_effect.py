@@ -30,3 +30,13 @@ def test_the_emulator_applies_the_profile_and_the_explicit_fields_over_it():
     notes = []
     kernel_settings(merged_tcp(explicit, explicit["apps"][0]), notes)
     assert any("tcp.prr = false" in n for n in notes) and any("tcp.hystart" in n for n in notes)
+
+
+def test_the_long_lived_pattern_runs_bulk_flows_and_the_chosen_response_size():
+    v = variants(80, ("long-lived",), ("linux",), segments=9, bulk_flows=3)
+    data = v[("long-lived", "linux")].data
+    bulk = [a for a in data["apps"] if a["kind"] == "bulk"]
+    assert len(bulk) == 1 and bulk[0]["count"] == 3
+    shorts = [a for a in data["apps"] if a["kind"] == "short-flows"]
+    assert shorts and all(a["response"] == "9seg" for a in shorts)
+    assert not any(a["kind"] in ("udp", "poisson-flows") for a in data["apps"])
