@@ -296,6 +296,14 @@ def race(candidates: Sequence[Candidate], make_task: Callable[[Candidate, int], 
         # Not separated: among the candidates tied with the best on the objective, the most
         # conservative one (no evidence that more aggression helps).
         tied = [n for n in names if st.status[n] == "racing" and (n == st.best or st.open.get(n, "").startswith("tied"))]
+        # A candidate halving set aside was never shown worse: if it is still tied with the best
+        # on the seeds it ran, it stays eligible — else the answer would change with the budget.
+        mat = _matrix(st.rows, names, objective)
+        for n in names:
+            if st.status[n].startswith("dropped by successive halving"):
+                _m, lo, _hi = t_interval(_paired(mat[n], mat[st.best]))
+                if not (np.isfinite(lo) and lo > 0):
+                    tied.append(n)
         pick = min(tied, key=caution)
         if pick != st.best:
             st.stop_detail += (f"; recommending the most conservative of the tied candidates, {pick} "
