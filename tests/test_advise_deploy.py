@@ -169,3 +169,30 @@ def test_coinciding_candidates_get_one_readable_label():
     y = np.array([5.0, 5.0, 5.0, 5.0, 6.0])
     labels = coincident_labels(x, y, np.array(["iw32", "iw46", "iw64", "size-50kB-v32", "iw3"]))
     assert labels == [((1.0, 5.0), "iw32, iw46 +2 more"), ((2.0, 6.0), "iw3")]
+
+
+def test_a_sensitivity_flip_is_flagged_only_when_its_ci_excludes_zero():
+    from iwlab.advise.advisor import _sensitivity
+
+    p = Profile.from_flags()
+    cands = expand(["fixed:10,32"], p.mss)
+    table = pd.DataFrame({"candidate": ["iw10", "iw32"], "status": ["recommended", "worse"], "seeds": [4, 4]})
+
+    def value(label, name, seed):
+        if name == "iw10":
+            return 1.0 + 0.1 * seed
+        # RTT ×2: iw32 better by 0.3 s on every seed; buffer ×2: better on average, by noise only.
+        return {"RTT ×2": 0.7 + 0.1 * seed, "buffer ×2": 1.0 + 0.1 * seed + (-0.3 if seed % 2 else 0.25)}.get(
+            label, 1.5 + 0.1 * seed)
+
+    class R:
+        def map(self, tasks, spec):
+            for label, name, seed in tasks:
+                yield {"point": {"candidate": name}, "seed": seed, "fct_mean": value(label, name, seed)}
+
+    s = _sensitivity(p, cands, table, cands[0], lambda q, label: (lambda c, seed: (label, c.name, seed)),
+                     EvalSpec(), "fct_mean", R(), False).set_index("variant")
+    assert s.loc["RTT ×2", "best"] == "iw32" and bool(s.loc["RTT ×2", "significant"])
+    assert s.loc["buffer ×2", "best"] == "iw32" and not s.loc["buffer ×2", "significant"]
+    assert "not significant" in s.loc["buffer ×2", "detail"]
+    assert bool(s.loc["RTT ×0.5", "same"]) and not s.loc["RTT ×0.5", "significant"]
