@@ -1,4 +1,4 @@
-"""A tiny version of docs/adaptive-policies.md (python/iwlab/adaptive.py)."""
+"""A tiny version of docs/adaptive-policies.md (python/iwlab/adaptive/compare.py)."""
 
 from __future__ import annotations
 

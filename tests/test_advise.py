@@ -221,10 +221,22 @@ def test_race_honours_a_constraint_against_the_baseline():
 def test_successive_halving_under_a_budget_keeps_the_best_and_the_constraint_baseline():
     r = FakeRunner({"iw3": 1.0, "iw4": 0.99, "iw7": 0.98, "iw10": 0.97, "iw16": 0.96}, noise=0.5)
     check = ("rtx", "retransmit_rate", 5.0, lambda a, b: 100 * (a["retransmit_rate"] - b["retransmit_rate"]))
-    st = _race(r, ["iw3", "iw4", "iw7", "iw10", "iw16"], budget=Budget(runs=40), checks=[check], baseline="iw3")
-    assert st.stop_reason == "budget" and st.runs <= 40, (st.stop_reason, st.runs)
+    st = _race(r, ["iw3", "iw4", "iw7", "iw10", "iw16"], budget=Budget(runs=50), checks=[check], baseline="iw3")
+    assert st.stop_reason == "budget" and st.runs <= 50, (st.stop_reason, st.runs)
     assert "dropped by successive halving (budget)" in st.status.values(), st.status
     assert st.status["iw3"] == "racing" and st.status[st.best] == "racing"
+    # The halved round ran: it names what it dropped, and the survivors got its seeds.
+    halved = next(x for x in st.rounds if x["halved"])
+    assert halved["runs"] == 6 * halved["candidates"] and halved["seeds"] == 12, st.rounds
+
+
+def test_successive_halving_never_drops_a_candidate_for_a_round_that_does_not_run():
+    # 30 runs spent, 10 left: the next round does not fit even halved, so the race stops with
+    # all five still in it — nobody is dropped on the strength of runs that never happen.
+    r = FakeRunner({"iw3": 1.0, "iw4": 0.99, "iw7": 0.98, "iw10": 0.97, "iw16": 0.96}, noise=0.5)
+    st = _race(r, ["iw3", "iw4", "iw7", "iw10", "iw16"], budget=Budget(runs=40))
+    assert st.stop_reason == "budget" and st.runs == 30, (st.stop_reason, st.runs)
+    assert set(st.status.values()) == {"racing"}, st.status
 
 
 def test_a_budget_smaller_than_the_first_round_is_an_error():
@@ -313,7 +325,7 @@ def test_cli_bad_input_exits_2_naming_the_field():
 
 def test_cli_json_has_the_recommended_policy_and_iw_beside_every_candidate():
     out = _cli("advise", "--rate", "2Mbps", "--rtt", "100ms", "--buffer", "25pkt", "--background", "udp:60%",
-               "--sizes", "9seg", "--objective", "mean", "--budget", "12runs", "--duration", "10s",
+               "--sizes", "9seg", "--objective", "mean", "--budget", "12runs", "--duration", "25s", "--load", "20%",
                "--candidates", "fixed:3,10", "--seeds", "2", "--max-seeds", "2", "--no-sensitivity", "--jobs", "1",
                "--json")
     assert out.returncode == 0, out.stderr
@@ -379,7 +391,8 @@ def test_cli_from_watch_writes_one_policy_file_for_every_prefix(tmp_path):
     state = _watch_state(tmp_path / "state.sqlite", [
         ("", "10.1.0.0/16", 100, 3000, 0, 100 * 300_000, 100),
         ("", "10.2.0.0/16", 50, 500, 50, 50 * 40_000, 50)])
-    out = _cli("advise", "--from-watch", str(state), "--rate", "10Mbps", "--buffer", "100pkt", "--duration", "10s",
+    out = _cli("advise", "--from-watch", str(state), "--rate", "10Mbps", "--buffer", "100pkt", "--duration", "20s",
+               "--load", "50%",
                "--candidates", "fixed:3,32", "--budget", "8runs", "--seeds", "2", "--max-seeds", "2",
                "--no-sensitivity", "--jobs", "1", "--json", "--out", str(tmp_path / "adv"))
     assert out.returncode == 0, out.stderr

@@ -6,7 +6,10 @@ Rai) must get different recommendations."""
 
 from __future__ import annotations
 
+import tomllib
+
 import numpy as np
+import pytest
 
 import iwlab
 from iwlab.advise.build import scenario_data
@@ -61,3 +64,45 @@ def test_a_lossless_long_rtt_path_and_a_saturated_small_buffer_get_different_adv
     assert saturated.recommended["iw_segments"] < 10, saturated.candidates
     r = saturated.candidates.set_index("candidate")["retransmit_rate"]
     assert r["iw32"] > r["iw3"]
+
+
+# A lossless 600 ms path carrying web-search flows (the long-RTT case of RFC 6928 §5): the more
+# a flow sends in its first round trip the sooner it ends; the rate and load give ~40 flows a run.
+LOSSLESS_600MS = dict(rate="50Mbps", rtt="600ms", buffer="3000pkt", background="none", sizes="websearch",
+                      load="30%", duration="40s")
+# The kernel testbed: 2 Mb/s, 100 ms, 25 packets, two long-lived TCP flows, 9- and 21-segment responses.
+TESTBED = dict(rate="2Mbps", rtt="100ms", buffer="25pkt", background="tcp:2", load="10%", duration="30s")
+
+
+@pytest.mark.slow
+def test_the_lossless_600ms_web_search_path_gets_a_route_iw_of_at_least_32():
+    bf = brute_force(LOSSLESS_600MS, "fixed:4,10,32,64", seeds=6)
+    best = min(bf, key=lambda n: bf[n][0])
+    assert best in ("iw32", "iw64"), bf
+    a = iwlab.advise(candidates=["fixed:4,10,32,64", "size-based:50kB/32,200kB/32"], budget="200runs", jobs=1,
+                     seeds=3, max_seeds=6, sensitivity=False, **LOSSLESS_600MS)
+    r = a.recommended
+    # Deployed as a route, and the route line is the policy: initcwnd ≥ 32.
+    assert r["deploy"] == "route" and r["iw_segments"] >= 32, a.candidates
+    assert a.ip_route == f"ip route change default via GATEWAY dev DEV initcwnd {r['iw_segments']}"
+    assert tomllib.loads(a.policy_file)["iw"]["policies"][r["policy"]] == {"kind": "fixed", "segments": r["iw_segments"]}
+    assert bf[r["candidate"]][0] <= bf[best][2], (r["candidate"], bf)
+
+
+@pytest.mark.slow
+def test_a_paced_winner_is_named_but_not_written_as_an_unpaced_route(tmp_path):
+    sizes = tmp_path / "sizes.csv"
+    sizes.write_text("13032\n30408\n")  # 9 and 21 segments of 1448 B
+    flags = dict(TESTBED, sizes=str(sizes))
+    bf = brute_force(flags, "fixed:3,10,32", seeds=8) | brute_force(flags, "paced:32", seeds=8)
+    # Brute force: the paced IW 32 beats every unpaced IW, and unpaced IW 32 is no substitute.
+    assert min(bf, key=lambda n: bf[n][0]) == "paced-iw32", bf
+    assert bf["iw32"][0] > bf["iw10"][0], bf
+    a = iwlab.advise(candidates=["fixed:3,10,32", "paced:32"], budget="120runs", jobs=1, seeds=3, max_seeds=8,
+                     sensitivity=False, **flags)
+    assert a.recommended["candidate"] == "paced-iw32"
+    # No deployment of a whole-RTT paced IW exists: nothing is written that would deploy unpaced IW 32.
+    assert a.policy_file == "" and a.ip_route == "" and a.recommended["deploy_command"] == ""
+    assert "paced-iw32 wins but" in a.refused and "the best deployable candidate is" in a.refused
+    paths = a.write(tmp_path / "adv")
+    assert "policy" not in paths and not (tmp_path / "adv" / "policy.toml").exists()

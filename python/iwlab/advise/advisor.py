@@ -10,7 +10,6 @@ from __future__ import annotations
 import json
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -18,98 +17,19 @@ import numpy as np
 import pandas as pd
 
 from iwlab.advise.build import scenario_data
-from iwlab.advise.candidates import BASELINE, DEFAULT, Candidate, expand
+from iwlab.advise.candidates import BASELINE, DEFAULT, DEPLOYABLE, Candidate, expand
 from iwlab.advise.evaluate import EvalSpec, sweep_module
 from iwlab.advise.profile import Profile
 from iwlab.advise.search import Budget, RaceState, Runner, race, t_interval
+from iwlab.advise.types import DEPLOY, INSUFFICIENT, SIMPLICITY, AdviceRecord
 
 __all__ = ["advise", "Advice", "SENSITIVITY", "policy_entry"]
 
 SENSITIVITY = (("RTT ×0.5", 0.5, 1.0), ("RTT ×2", 2.0, 1.0), ("buffer ×0.5", 1.0, 0.5), ("buffer ×2", 1.0, 2.0))
 
 
-@dataclass
-class Advice:
-    """The recommendation and its evidence.
-
-    * `recommended`: candidate name, `policy` (its name in the policy file), `policy_table` (the
-      `[iw.policies]` entry), `iw_segments`, `tcp` (fields it needs, e.g. paced IW), the objective's
-      `value` with `ci_low`/`ci_high` (95 %, Student t over seeds), `retransmit_rate`, `seeds`;
-    * `candidates`: one row per candidate (value and CI, retransmission rate, constraint figures,
-      seeds run, status — why it was dropped — and whether it is on the Pareto front);
-    * `runs`: one row per run (candidate, seed, every figure); `rounds`: the race, round by round;
-    * `sensitivity`: the best of the leading candidates at half/double RTT and buffer;
-    * `stop_reason` ("separated", "max-seeds" or "budget") and `stop_detail`;
-    * `policy_file` (TOML for `iwlab apply`) and `ip_route` (the equivalent `ip route` line).
-    """
-
-    profile: Profile
-    objective: str
-    recommended: dict[str, Any]
-    candidates: pd.DataFrame
-    runs: pd.DataFrame
-    rounds: pd.DataFrame
-    sensitivity: pd.DataFrame
-    stop_reason: str
-    stop_detail: str
-    policy_file: str
-    ip_route: str
-    budget: str
-    seconds: float
-    notes: list[str] = field(default_factory=list)
-
-    def to_dict(self) -> dict[str, Any]:
-        def clean(v: Any) -> Any:
-            if isinstance(v, float) and not math.isfinite(v):
-                return None
-            if isinstance(v, (np.floating, np.integer)):
-                return clean(v.item())
-            if isinstance(v, dict):
-                return {k: clean(x) for k, x in v.items()}
-            if isinstance(v, (list, tuple)):
-                return [clean(x) for x in v]
-            return v
-
-        return clean({
-            "recommended": self.recommended,
-            "objective": self.objective,
-            "profile": self.profile.describe(),
-            "candidates": self.candidates.to_dict("records"),
-            "sensitivity": self.sensitivity.to_dict("records"),
-            "rounds": self.rounds.to_dict("records"),
-            "stop_reason": self.stop_reason,
-            "stop_detail": self.stop_detail,
-            "runs": int(len(self.runs)),
-            "budget": self.budget,
-            "seconds": self.seconds,
-            "policy_file": self.policy_file,
-            "ip_route": self.ip_route,
-            "notes": self.notes,
-        })
-
-    def to_json(self) -> str:
-        return json.dumps(self.to_dict(), indent=2, default=str)
-
-    def summary(self) -> str:
-        r = self.recommended
-        lines = [f"recommended: {r['candidate']} (IW {r['iw_segments']} segments{', paced' if r['tcp'] else ''}): "
-                 f"{self.objective} = {r['value'] * 1e3:.1f} ms (95 % CI {r['ci_low'] * 1e3:.1f}…{r['ci_high'] * 1e3:.1f} ms)"
-                 f", retransmissions {r['retransmit_rate'] * 100:.2f} %, {r['seeds']} seeds",
-                 f"stopped: {self.stop_reason} — {self.stop_detail}",
-                 f"{len(self.runs)} runs in {self.seconds:.1f} s (budget {self.budget})", ""]
-        cols = ["candidate", "iw_segments", "seeds", "value_ms", "ci_ms", "retransmit_pct", "pareto", "status"]
-        t = self.candidates.assign(
-            value_ms=(self.candidates["value"] * 1e3).round(1),
-            ci_ms=[f"{a * 1e3:.1f}…{b * 1e3:.1f}" if np.isfinite(a) else "-" for a, b in
-                   zip(self.candidates["ci_low"], self.candidates["ci_high"])],
-            retransmit_pct=(self.candidates["retransmit_rate"] * 100).round(2))
-        lines.append(t[cols].to_string(index=False))
-        if len(self.sensitivity):
-            lines += ["", "sensitivity (best of the leading candidates when the profile changes):"]
-            lines.append(self.sensitivity[["variant", "best", "same", "detail"]].to_string(index=False))
-        lines += ["", "policy file (iwlab apply):", self.policy_file.rstrip(), "", f"or: {self.ip_route}"]
-        lines += [f"note: {n}" for n in self.notes]
-        return "\n".join(lines)
+class Advice(AdviceRecord):
+    __doc__ = AdviceRecord.__doc__
 
     def pareto_png(self) -> bytes:
         from iwlab.advise.report import pareto_png
@@ -117,20 +37,11 @@ class Advice:
         return pareto_png(self)
 
     def write(self, out: str | Path) -> dict[str, Path]:
-        """Writes advice.json, policy.toml, runs.parquet, candidates.csv, pareto.png and report.html into `out`."""
-        from iwlab.advise.report import html_report
+        """Writes advice.json, runs.parquet, candidates.csv, pareto.png, report.html and — when the
+        winner deploys as written — policy.toml into `out`."""
+        from iwlab.advise.report import write
 
-        out = Path(out)
-        out.mkdir(parents=True, exist_ok=True)
-        paths = {"json": out / "advice.json", "policy": out / "policy.toml", "runs": out / "runs.parquet",
-                 "candidates": out / "candidates.csv", "pareto": out / "pareto.png", "report": out / "report.html"}
-        paths["json"].write_text(self.to_json() + "\n")
-        paths["policy"].write_text(self.policy_file)
-        self.runs.to_parquet(paths["runs"], index=False)
-        self.candidates.to_csv(paths["candidates"], index=False)
-        paths["pareto"].write_bytes(self.pareto_png())
-        paths["report"].write_text(html_report(self), encoding="utf-8")
-        return paths
+        return write(self, out)
 
 
 def _lit(v: Any) -> str:
@@ -147,34 +58,72 @@ def policy_entry(recommended: dict[str, Any]) -> tuple[str, str]:
     return recommended["policy"], f"{recommended['policy']} = {{ {table} }}"
 
 
+def check_prefix(prefix: str) -> str:
+    """`--prefix` validated as a policy file's route prefix is (`iwlab.policy`): 'default' or an
+    IPv4/IPv6 CIDR; the canonical text, or ValueError naming the value and what is allowed."""
+    from iwlab.policy import PolicyFileError, parse_policy
+
+    text = f'[iw.policies]\np = {{ kind = "fixed", segments = 10 }}\n[[routes]]\nprefix = {json.dumps(str(prefix))}\npolicy = "p"\n'
+    try:
+        r = parse_policy(text, "--prefix").routes[0]
+    except PolicyFileError:
+        raise ValueError(f"prefix = {prefix!r} is not allowed; expected an IPv4/IPv6 CIDR (10.0.0.0/8, 2001:db8::/32) "
+                         "or default") from None
+    return r.key
+
+
 def _policy_file(c: Candidate, prefix: str, profile: Profile, objective: str, value: float) -> str:
+    """The policy file of `c` for `iwlab apply` / `flow-iw` / `watch` (checked by the policy file
+    parser before it is returned)."""
+    from iwlab.policy import parse_policy
+
     d = profile.describe()
     name, line = policy_entry({"policy": _policy_name(c), "policy_table": c.policy})
     lines = [f"# iwlab advise: {c.name} for {d['rate']} / RTT {d['rtt']} / buffer {d['buffer']} / "
              f"background {d['background']}",
              f"# objective: {objective} = {value * 1e3:.1f} ms",
+             f"# deploy with: {_deploy_command(c)}",
              "[iw.policies]", line, "", "[[routes]]", f"prefix = {json.dumps(prefix)}", f"policy = {json.dumps(name)}"]
-    if c.tcp.get("paced_iw"):
-        lines.insert(2, "# paced IW: Linux paces a socket without fq once SO_MAX_PACING_RATE is set (the route "
-                        "carries only initcwnd)")
-    return "\n".join(lines) + "\n"
+    text = "\n".join(lines) + "\n"
+    parse_policy(text, "<advice>")
+    return text
 
 
 def _policy_name(c: Candidate) -> str:
     return c.name.replace(".", "_")
 
 
+def _deploy_command(c: Candidate) -> str:
+    return {"route": "iwlab apply policy.toml",
+            "flow-iw": "iwlab flow-iw attach --cgroup NAME --policy policy.toml",
+            "watch": "iwlab watch --policy policy.toml",
+            "paced": ""}[c.deploy]
+
+
 def _ip_route(c: Candidate, prefix: str) -> str:
+    """The equivalent `ip route` line — only where a route's initcwnd *is* the policy."""
+    if c.deploy != "route":
+        return ""
     dst = "default" if prefix in ("0.0.0.0/0", "::/0", "default") else prefix
-    if c.kind in ("fixed", "paced", "rfc3390", "rfc6928"):
-        return f"ip route change {dst} via GATEWAY dev DEV initcwnd {c.iw_segments}"
-    return (f"ip route change {dst} via GATEWAY dev DEV initcwnd {c.iw_segments}   "
-            f"# {c.kind} decides per connection; the route can hold only this start value")
+    return f"ip route change {dst} via GATEWAY dev DEV initcwnd {c.iw_segments}"
+
+
+def _refusal(c: Candidate, table: pd.DataFrame, cands: Sequence[Candidate]) -> str:
+    """Why no policy file is written for winner `c` ('' when it deploys), naming the best
+    deployable candidate instead."""
+    if c.deploy in DEPLOYABLE:
+        return ""
+    by_name = {x.name: x for x in cands}
+    alt = [n for n in table["candidate"] if by_name[n].deploy in DEPLOYABLE]
+    instead = f"; the best deployable candidate is {alt[0]} (--candidates without {c.kind})" if alt else ""
+    return (f"{c.name} wins but {DEPLOY[c.deploy]} is not deployable with this iwlab: no policy file "
+            f"and no ip route line are written{instead}")
 
 
 def advise(profile: Profile | str | Path | None = None, *, candidates: Sequence[str] | None = None,
            budget: str | int | None = "120s", jobs: int | None = None, dask: Any = None, seeds: int = 3,
            max_seeds: int = 24, sensitivity: bool = True, prefix: str = "default", progress: bool = False,
+           verify: bool = False, verify_seeds: int = 3, verify_duration: float | None = None,
            **flags: Any) -> Advice:
     """Recommends an IW (or IW policy) for a profile.
 
@@ -184,6 +133,9 @@ def advise(profile: Profile | str | Path | None = None, *, candidates: Sequence[
     `KIND[:ARGS]` strings (default: fixed IW 1…64, RFC 3390, RFC 6928, size-based with θ and V
     searched, paced IW, adaptive policies when the engine has them). `budget`: runs ('200runs')
     or wall time ('120s'). `seeds`: seeds in the first round; `max_seeds`: at most this many.
+    `prefix`: the policy file's route ('default' or a CIDR). `verify`: run the recommendation and
+    the two runners-up on Linux TCP too (`verify.verify`: `verify_seeds` seeds of
+    `verify_duration` seconds, default the profile's duration; root, namespaces).
     """
     sweep = sweep_module()
     from iwlab.scenario import Scenario
@@ -191,6 +143,7 @@ def advise(profile: Profile | str | Path | None = None, *, candidates: Sequence[
     if isinstance(profile, (str, Path)):
         profile = Profile.from_toml(profile)
     p = Profile.from_flags(profile, **flags)
+    prefix = check_prefix(prefix)
     if not 2 <= seeds <= max_seeds:
         raise ValueError(f"seeds = {seeds} is not allowed; expected 2 <= seeds <= max_seeds ({max_seeds})")
     b = Budget.parse(budget)
@@ -233,33 +186,51 @@ def advise(profile: Profile | str | Path | None = None, *, candidates: Sequence[
         st = race(cands, make_task(p, "base"), spec, col, checks, baseline, b, runner, n0=seeds,
                   max_seeds=max_seeds, progress=progress)
         table = _candidate_table(st, cands, col, checks, baseline)
-        rec_name = st.best
-        rec = next(c for c in cands if c.name == rec_name)
-        sens = _sensitivity(p, cands, table, rec, make_task, spec, col, runner, progress) if sensitivity else \
-            pd.DataFrame(columns=["variant", "best", "same", "detail"])
+        rec = next((c for c in cands if c.name == st.best), None)
+        sens = _sensitivity(p, cands, table, rec, make_task, spec, col, runner, progress) \
+            if sensitivity and rec is not None and st.stop_reason != INSUFFICIENT else \
+            pd.DataFrame(columns=["variant", "best", "same", "detail", "significant"])
     finally:
         runner.close()
-    row = table[table["candidate"] == rec_name].iloc[0]
+    runs = pd.DataFrame(st.rows)
+    common = dict(profile=p, objective=p.objective.label(), candidates=table, runs=runs,
+                  rounds=pd.DataFrame(st.rounds), sensitivity=sens, stop_reason=st.stop_reason,
+                  stop_detail=st.stop_detail, budget=b.label(), seconds=st.seconds, pool=list(cands))
+    if st.stop_reason == INSUFFICIENT or rec is None:
+        return Advice(recommended={}, policy_file="", ip_route="",
+                      notes=[f"no recommendation ({INSUFFICIENT}): {st.stop_detail}"], **common)
+    row = table[table["candidate"] == rec.name].iloc[0]
+    refused = _refusal(rec, table, cands)
     recommended = {"candidate": rec.name, "policy": _policy_name(rec), "policy_table": rec.policy,
-                   "iw_segments": rec.iw_segments, "tcp": rec.tcp, "kind": rec.kind,
+                   "iw_segments": rec.iw_segments, "iw_segments_got": float(row["iw_got"]), "tcp": rec.tcp,
+                   "kind": rec.kind, "deploy": rec.deploy, "deploy_command": "" if refused else _deploy_command(rec),
                    "value": float(row["value"]), "ci_low": float(row["ci_low"]), "ci_high": float(row["ci_high"]),
-                   "retransmit_rate": float(row["retransmit_rate"]), "seeds": int(row["seeds"])}
+                   "retransmit_rate": float(row["retransmit_rate"]), "completed": float(row["completed"]),
+                   "seeds": int(row["seeds"])}
     notes = []
-    per_run = float(runs_df["flows"].mean()) if len(runs_df := pd.DataFrame(st.rows)) else 0.0
-    if per_run < 30:
-        notes.append(f"only {per_run:.1f} flows per run in the objective's range: the figures are noisy; "
-                     "lengthen --duration or raise --load")
-    if rec.tcp.get("paced_iw"):
-        notes.append("the recommendation paces its IW: a route's initcwnd cannot express that; on Linux set "
-                     "SO_MAX_PACING_RATE on the sockets (internal pacing, no fq needed) or use fq")
+    if rec.deploy == "flow-iw":
+        notes.append(f"{rec.name} gives each connection its IW from its declared size (IW {rec.policy.get('v')} up "
+                     f"to {rec.policy.get('theta')}, MinIW {rec.iw_segments} otherwise): it deploys per flow through "
+                     "iwlab flow-iw (eBPF); no route initcwnd expresses it")
+    if rec.deploy == "watch":
+        notes.append(f"{rec.name} re-decides the IW per destination: it deploys through iwlab watch, which "
+                     "starts from the policy's initial IW and changes the route's initcwnd as it learns")
+    if refused:
+        notes.append(f"not deployable: {refused}")
     if st.stop_reason != "separated":
         notes.append(f"not separated ({st.stop_reason}): {st.stop_detail}")
-    runs = pd.DataFrame(st.rows)
-    return Advice(profile=p, objective=p.objective.label(), recommended=recommended, candidates=table, runs=runs,
-                  rounds=pd.DataFrame(st.rounds), sensitivity=sens, stop_reason=st.stop_reason,
-                  stop_detail=st.stop_detail,
-                  policy_file=_policy_file(rec, prefix, p, p.objective.label(), float(row["value"])),
-                  ip_route=_ip_route(rec, prefix), budget=b.label(), seconds=st.seconds, notes=notes)
+    for _, v in sens[sens["significant"].astype(bool)].iterrows() if len(sens) else ():
+        notes.append(f"sensitivity: at {v['variant']} the best is {v['best']}, significantly ({v['detail']}): "
+                     "the answer depends on that parameter — measure it")
+    a = Advice(recommended=recommended,
+               policy_file="" if refused else _policy_file(rec, prefix, p, p.objective.label(), float(row["value"])),
+               ip_route="" if refused else _ip_route(rec, prefix), refused=refused, notes=notes, **common)
+    if verify:
+        from iwlab.advise.verify import verify as run_verify
+
+        a.verify, a.verify_detail = run_verify(a, seeds=verify_seeds, duration=verify_duration,
+                                               say=print if progress else None)
+    return a
 
 
 def _candidate_table(st: RaceState, cands: Sequence[Candidate], col: str, checks: Sequence[Any],
@@ -267,11 +238,15 @@ def _candidate_table(st: RaceState, cands: Sequence[Candidate], col: str, checks
     runs = pd.DataFrame(st.rows)
     rows = []
     base = runs[runs["candidate"] == baseline].set_index("seed") if baseline else None
+    rec_runs = runs[runs["candidate"] == st.best]
     for c in cands:
         r = runs[runs["candidate"] == c.name]
         m, lo, hi = t_interval(r[col].to_numpy(dtype=float)) if len(r) else (float("nan"),) * 3
-        row = {"candidate": c.name, "kind": c.kind, "iw_segments": c.iw_segments, "seeds": int(len(r)),
-               "value": m, "ci_low": lo, "ci_high": hi,
+        iw = r["iw_segments"].to_numpy(dtype=float) if len(r) else np.array([])
+        row = {"candidate": c.name, "kind": c.kind, "deploy": c.deploy, "iw_segments": c.iw_segments,
+               "iw_got": float(np.nanmean(iw)) if np.isfinite(iw).any() else float(c.iw_segments),
+               "seeds": int(len(r)), "value": m, "ci_low": lo, "ci_high": hi,
+               "vs_recommended": _vs(r, rec_runs, col),
                "retransmit_rate": float(np.nanmean(r["retransmit_rate"])) if len(r) else float("nan"),
                "completed": float(np.nanmean(r["completed"])) if len(r) else float("nan"),
                "status": "recommended" if c.name == st.best else (
@@ -284,7 +259,19 @@ def _candidate_table(st: RaceState, cands: Sequence[Candidate], col: str, checks
         rows.append(row)
     df = pd.DataFrame(rows)
     df["pareto"] = _pareto(df["value"].to_numpy(dtype=float), df["retransmit_rate"].to_numpy(dtype=float))
-    return df.sort_values(["value", "candidate"], na_position="last").reset_index(drop=True)
+    # Ranked by the paired difference to the recommendation (same seeds), not by means over
+    # different seed sets; the mean breaks ties of candidates without common seeds.
+    return df.sort_values(["vs_recommended", "value", "candidate"], na_position="last").reset_index(drop=True)
+
+
+def _vs(r: pd.DataFrame, rec: pd.DataFrame, col: str) -> float:
+    """Mean of (candidate − recommendation) over the seeds both ran."""
+    if not len(r) or not len(rec):
+        return float("nan")
+    m = r[["seed", col]].merge(rec[["seed", col]], on="seed", suffixes=("", "_rec"))
+    d = (m[col] - m[f"{col}_rec"]).to_numpy(dtype=float)
+    d = d[np.isfinite(d)]
+    return float(d.mean()) if d.size else float("nan")
 
 
 def _pareto(y: np.ndarray, x: np.ndarray) -> list[bool]:
@@ -326,15 +313,17 @@ def _sensitivity(p: Profile, cands: Sequence[Candidate], table: pd.DataFrame, re
             df = pd.DataFrame([{"candidate": r["point"]["candidate"], "seed": r["seed"], "v": r[col]} for r in res])
             stats = {n: t_interval(df[df["candidate"] == n]["v"].to_numpy(dtype=float)) for n in lead}
             best = min(lead, key=lambda n: (stats[n][0] if np.isfinite(stats[n][0]) else math.inf,
-                                            by_name[n].iw_segments, bool(by_name[n].tcp), n))
+                                            SIMPLICITY.get(by_name[n].deploy, 9), by_name[n].iw_segments, n))
             piv = df.pivot(index="seed", columns="candidate", values="v")
             d = t_interval((piv[rec.name] - piv[best]).to_numpy(dtype=float)) if best != rec.name else (0.0, 0.0, 0.0)
             same = best == rec.name
+            # A flip is significant when the paired 95 % CI of (recommendation − new best) lies above 0.
+            significant = bool(not same and np.isfinite(d[1]) and d[1] > 0)
             detail = ("unchanged" if same else
-                      f"{best} better by {d[0] * 1e3:.1f} ms" + (" (within the CI: not significant)"
-                                                                  if not (np.isfinite(d[1]) and d[1] > 0) else ""))
+                      f"{best} better by {d[0] * 1e3:.1f} ms (95 % CI {d[1] * 1e3:.1f}…{d[2] * 1e3:.1f} ms)"
+                      + ("" if significant else ": within the CI, not significant"))
             row = {"variant": label, "rtt_s": q.rtt_s, "buffer_packets": q.buffer_packets(), "best": best,
-                   "same": same, "detail": detail, "seeds": nseeds}
+                   "same": same, "significant": significant, "detail": detail, "seeds": nseeds}
             for n in lead:
                 row[f"{n}"] = stats[n][0]
             rows.append(row)

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from iwlab.advise.candidates import Candidate
+from iwlab.advise.types import Candidate
 from iwlab.advise.profile import Profile, sizes_cdf
 
 __all__ = ["scenario_data", "FOREGROUND", "OTHERS", "SAMPLE_INTERVAL"]

@@ -2,7 +2,8 @@
 an `[iw.policies]` entry (the same table a scenario and a policy file use), TCP fields it needs
 (paced IW), and the IW in segments a connection starts with.
 
-A new kind = one function registered with `@kind("name")` that yields `Candidate`s.
+A new kind = one function registered with `@kind("name")` that yields `Candidate`s, each saying
+how it deploys (`types.DEPLOY`).
 
 >>> [c.name for c in expand(["fixed:3,10", "rfc6928", "paced:10"], mss=1448)]
 ['iw3', 'iw10', 'rfc6928', 'paced-iw10']
@@ -15,26 +16,10 @@ ValueError: candidates: 'bogus' is not allowed; expected KIND[:ARGS] with KIND o
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass, field
-from typing import Any
 
-__all__ = ["Candidate", "KINDS", "kind", "expand", "DEFAULT", "BASELINE"]
+from iwlab.advise.types import Candidate
 
-
-@dataclass(frozen=True)
-class Candidate:
-    """One thing to try: `policy` is an `[iw.policies]` table; `tcp` are `[tcp]` fields it needs."""
-
-    name: str
-    kind: str
-    policy: dict[str, Any]
-    iw_segments: int
-    tcp: dict[str, Any] = field(default_factory=dict)
-    note: str = ""
-
-    def describe(self) -> dict[str, Any]:
-        return {"name": self.name, "kind": self.kind, "policy": self.policy, "tcp": self.tcp,
-                "iw_segments": self.iw_segments}
+__all__ = ["Candidate", "KINDS", "kind", "expand", "DEFAULT", "DEPLOYABLE", "BASELINE"]
 
 
 KINDS: dict[str, Callable[[str, int], Iterator[Candidate]]] = {}
@@ -85,7 +70,8 @@ def _rfc6928(args: str, mss: int) -> Iterator[Candidate]:
     """RFC 6928: min(10·MSS, max(2·MSS, 14600 B)); `rfc6928:fallback` adds the per-destination cache."""
     iw = max(1, min(10 * mss, max(2 * mss, 14600)) // mss)
     if args == "fallback":
-        yield Candidate("rfc6928-fallback", "rfc6928-fallback", {"kind": "rfc6928-fallback", "expiry": "600s"}, iw)
+        yield Candidate("rfc6928-fallback", "rfc6928-fallback", {"kind": "rfc6928-fallback", "expiry": "600s"}, iw,
+                        deploy="watch")
     else:
         yield Candidate("rfc6928", "rfc6928", {"kind": "rfc6928"}, iw)
 
@@ -111,7 +97,8 @@ def _size_based(args: str, mss: int) -> Iterator[Candidate]:
         # A connection whose size is not declared starts with MinIW (what a route or the eBPF
         # default gives it, docs/deploy.md); declared sizes up to θ get V.
         yield Candidate(f"size-{theta}-v{v}", "size-based", {"kind": "size-based", "theta": theta, "v": v, "min_iw": 4},
-                        4, note="IW V for flows up to θ, falling to MinIW 4 for large flows and unknown sizes")
+                        4, deploy="flow-iw",
+                        note="IW V for flows up to θ, falling to MinIW 4 for large flows and unknown sizes")
 
 
 @kind("paced")
@@ -119,19 +106,24 @@ def _paced(args: str, mss: int) -> Iterator[Candidate]:
     """paced[:N,…]: IW N spread over the handshake RTT (`tcp.paced_iw`; default N ∈ {10, 16, 32})."""
     for n in _ints(args, (10, 16, 32), "paced"):
         yield Candidate(f"paced-iw{n}", "paced", {"kind": "fixed", "segments": n}, n, {"paced_iw": True},
-                        note="paced over the handshake RTT: Linux needs SO_MAX_PACING_RATE or fq for pacing")
+                        deploy="paced", note="paced over the handshake RTT")
 
 
-# Adaptive policies (branch `policies`): registered by `iwlab.advise.adaptive` when the engine has them.
+# Adaptive policies: offered by `iwlab.adaptive.candidates` when the engine has them.
 @kind("adaptive")
 def _adaptive(args: str, mss: int) -> Iterator[Candidate]:
     """adaptive[:KIND,…]: the engine's adaptive IW policies, when this build has them."""
-    from iwlab.advise.adaptive import adaptive_candidates
+    from iwlab.adaptive.candidates import adaptive_candidates
 
     yield from adaptive_candidates(args, mss)
 
 
-DEFAULT = ("fixed", "rfc3390", "rfc6928", "size-based", "paced", "adaptive")
+#: What iwlab deploys on a Linux host today (`apply`, `flow-iw`, `watch`): the default set. A
+#: whole-RTT paced first flight has no deployment yet (no kernel switch paces only the IW), so
+#: `paced` races only when asked for with `--candidates`, and a paced winner gets no policy file.
+DEFAULT = ("fixed", "rfc3390", "rfc6928", "size-based", "adaptive")
+#: Deployment methods this iwlab can carry out (types.DEPLOY).
+DEPLOYABLE = frozenset({"route", "flow-iw", "watch"})
 BASELINE = "iw3"
 
 

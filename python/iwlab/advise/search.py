@@ -23,12 +23,14 @@ from typing import Any
 
 import numpy as np
 
-from iwlab.advise.candidates import Candidate
+from iwlab.advise.types import INSUFFICIENT, MIN_FLOWS_PER_RUN, SIMPLICITY, Candidate
 from iwlab.advise.evaluate import EvalSpec, sweep_module, evaluate
 
 __all__ = ["Budget", "Runner", "race", "RaceState", "t_interval"]
 
 CONFIDENCE = 0.95
+#: A candidate may complete at most this fraction fewer of the profile's flows than the best-completing one.
+COMPLETION_SLACK = 0.02
 
 
 @dataclass(frozen=True)
@@ -193,8 +195,15 @@ def race(candidates: Sequence[Candidate], make_task: Callable[[Candidate, int], 
 
     names = [c.name for c in candidates]
     by_name = {c.name: c for c in candidates}
-    # Ties go to the more conservative candidate: the smaller IW, unpaced, then by name.
-    modesty = {c.name: (c.iw_segments, bool(c.tcp), c.name) for c in candidates}
+    # Ties in the mean go to the simplest deployment (a route before a per-flow program before a
+    # watcher; unpaced before paced), then to the smaller IW the profile's flows actually got.
+    def modesty(n: str) -> tuple[Any, ...]:
+        return (SIMPLICITY.get(by_name[n].deploy, 9), _iw_got(st, by_name[n]), n)
+
+    # "Not separated" goes to the most conservative: the smaller IW the flows got, then simplest.
+    def caution(n: str) -> tuple[Any, ...]:
+        return (_iw_got(st, by_name[n]), SIMPLICITY.get(by_name[n].deploy, 9), n)
+
     st = RaceState(status={n: "racing" for n in names})
     have: dict[str, int] = {n: 0 for n in names}
     keep_baseline = baseline is not None and bool(constraint_checks)
@@ -215,22 +224,22 @@ def race(candidates: Sequence[Candidate], make_task: Callable[[Candidate, int], 
                                  "or fewer --candidates")
             # Budget: drop the worse half of the survivors (successive halving) until the round fits.
             left = _left(budget, st.runs, time.perf_counter() - t0, per_run, runner.jobs)
-            halved = False
+            halved: list[str] = []
+            keep = list(active)
             while left is not None and len(tasks) > left and rnd > 0:
-                ranked = _ranked(st, active, objective)
+                ranked = _ranked(st, keep, objective)
                 worse = [n for n in ranked[(len(ranked) + 1) // 2:]
                          if n != st.best and not (keep_baseline and n == baseline)]
                 if len(ranked) <= 2 or not worse:
                     break
-                for n in worse:
-                    st.status[n] = "dropped by successive halving (budget)"
-                    st.dropped_in[n] = rnd
-                active = [n for n in names if st.status[n] == "racing"]
-                need = [n for n in active if have[n] < target] + (
-                    [baseline] if keep_baseline and baseline not in active and have[baseline] < target else [])
+                halved += worse
+                keep = [n for n in keep if n not in worse]
+                need = [n for n in keep if have[n] < target] + (
+                    [baseline] if keep_baseline and baseline not in keep and have[baseline] < target else [])
                 tasks = [(n, s) for n in need for s in range(have[n] + 1, target + 1)]
-                halved = True
             if left is not None and (len(tasks) > left or left <= 0) and rnd > 0:
+                # The round cannot run even halved: nothing is dropped for it (a candidate leaves
+                # only for evidence gathered, never for a round that never ran).
                 st.stop_reason = "budget"
                 rest = [n for n in _ranked(st, active, objective) if n != st.best]
                 st.stop_detail = (f"budget of {budget.label()} spent with {st.best} not separated: "
@@ -239,6 +248,10 @@ def race(candidates: Sequence[Candidate], make_task: Callable[[Candidate, int], 
             if not tasks:
                 st.stop_reason = "separated"
                 break
+            for n in halved:
+                st.status[n] = "dropped by successive halving (budget)"
+                st.dropped_in[n] = rnd
+            active = keep
             rivals = _ranked(st, active, objective)[:2] if rnd else []
             what = f"{rivals[0]} vs {rivals[1]}" if len(rivals) == 2 else "first look"
             bar.set_description(f"round {rnd + 1}: {len(active)} candidates, {target} seeds; deciding {what}")
@@ -257,7 +270,11 @@ def race(candidates: Sequence[Candidate], make_task: Callable[[Candidate, int], 
             dropped = _eliminate(st, active, objective, constraint_checks, baseline, rnd, modesty)
             st.rounds.append({"round": rnd + 1, "seeds": target, "candidates": len(active), "runs": len(tasks),
                               "seconds": wall, "best": st.best, "dropped": ", ".join(dropped),
-                              "halved": halved})
+                              "halved": ", ".join(halved)})
+            short = _insufficient(st, objective)
+            if short:
+                st.stop_reason, st.stop_detail = INSUFFICIENT, short
+                break
             active = [n for n in names if st.status[n] == "racing"]
             contenders = [n for n in active if not (keep_baseline and n == baseline and st.reference_worse)]
             if len(contenders) <= 1:
@@ -275,11 +292,19 @@ def race(candidates: Sequence[Candidate], make_task: Callable[[Candidate, int], 
         bar.close()
     if not st.stop_detail and st.stop_reason == "separated":
         st.stop_detail = f"{st.best} is separated from every other candidate"
-    if st.stop_reason != "separated" and st.best:
+    if st.stop_reason not in ("separated", INSUFFICIENT) and st.best:
         # Not separated: among the candidates tied with the best on the objective, the most
         # conservative one (no evidence that more aggression helps).
         tied = [n for n in names if st.status[n] == "racing" and (n == st.best or st.open.get(n, "").startswith("tied"))]
-        pick = min(tied, key=lambda n: modesty[n])
+        # A candidate halving set aside was never shown worse: if it is still tied with the best
+        # on the seeds it ran, it stays eligible — else the answer would change with the budget.
+        mat = _matrix(st.rows, names, objective)
+        for n in names:
+            if st.status[n].startswith("dropped by successive halving"):
+                _m, lo, _hi = t_interval(_paired(mat[n], mat[st.best]))
+                if not (np.isfinite(lo) and lo > 0):
+                    tied.append(n)
+        pick = min(tied, key=caution)
         if pick != st.best:
             st.stop_detail += (f"; recommending the most conservative of the tied candidates, {pick} "
                                f"(lowest mean: {st.best})")
@@ -310,7 +335,7 @@ def _ranked(st: RaceState, names: Sequence[str], col: str) -> list[str]:
 
 
 def _eliminate(st: RaceState, active: list[str], objective: str, checks: Sequence[Any], baseline: str | None,
-               rnd: int, modesty: dict[str, tuple[Any, ...]]) -> list[str]:
+               rnd: int, modesty: Callable[[str], tuple[Any, ...]]) -> list[str]:
     by_seed: dict[str, dict[int, dict[str, Any]]] = {}
     for r in st.rows:
         by_seed.setdefault(r["candidate"], {})[r["seed"]] = r
@@ -336,11 +361,32 @@ def _eliminate(st: RaceState, active: list[str], objective: str, checks: Sequenc
                 ok = False
         if ok:
             feasible.append(n)
+    # The completed fraction is a constraint: a candidate that finishes fewer of the profile's
+    # flows than the most-completing one, by more than COMPLETION_SLACK with confidence, is out
+    # (censoring counts its open flows, but only up to the run's end).
+    done = _matrix(st.rows, active, "completed")
+    def frac(n: str) -> float:
+        v = np.array(list(done[n].values()), dtype=float)
+        return float(v[np.isfinite(v)].mean()) if np.isfinite(v).any() else -1.0
+
+    top = max(active, key=lambda n: (frac(n), n == st.best))
+    for n in active:
+        if n == top or st.status[n] != "racing" or (n == baseline and checks):
+            continue
+        m, lo, _hi = t_interval(_paired(done[top], done[n]))
+        if np.isfinite(lo) and lo > COMPLETION_SLACK:
+            st.status[n] = (f"completes fewer flows than {top}: {m * 100:.1f} pp fewer "
+                            f"(CI low {lo * 100:.1f} pp > {COMPLETION_SLACK * 100:g} pp)")
+            st.dropped_in[n] = rnd + 1
+            dropped.append(n)
+            if n in feasible:
+                feasible.remove(n)
     alive = [n for n in active if st.status[n] == "racing"]
     pool = feasible or ([baseline] if baseline in alive else alive)
     means = _means(st, pool, objective)
-    st.best = min(pool, key=lambda n: (means[n], modesty[n]))
+    st.best = min(pool, key=lambda n: (means[n], modesty(n)))
     mat = _matrix(st.rows, alive, objective)
+    same = _twins(st, alive, objective, modesty, keep=st.best)
     st.reference_worse = False
     for n in alive:
         if n == st.best:
@@ -354,8 +400,9 @@ def _eliminate(st: RaceState, active: list[str], objective: str, checks: Sequenc
                 st.open[n] = (f"worse than {st.best}: +{m:.4g} s (95 % CI {lo:.4g}…{hi:.4g}); still run as the "
                               "constraints' reference")
             continue
-        if d.size >= 2 and np.all(d == 0):
-            st.status[n] = f"identical to {st.best} on every seed"
+        twin = same.get(n)
+        if twin is not None:
+            st.status[n] = f"identical to {twin} on every seed"
         else:
             m, lo, hi = t_interval(d)
             st.open.setdefault(n, f"tied with {st.best}: difference {m * 1e3:+.1f} ms (95 % CI {lo * 1e3:+.1f}…"
@@ -369,3 +416,46 @@ def _eliminate(st: RaceState, active: list[str], objective: str, checks: Sequenc
         st.dropped_in[n] = rnd + 1
         dropped.append(n)
     return dropped
+
+
+def _twins(st: RaceState, alive: Sequence[str], col: str, modesty: Callable[[str], tuple[Any, ...]],
+           keep: str) -> dict[str, str]:
+    """Candidates with identical results on every seed (at least two), merged into the simplest
+    of each group (`modesty`; `keep` always represents its own group): name → its representative."""
+    groups: dict[tuple[Any, ...], list[str]] = {}
+    for n in alive:
+        rows = sorted((r["seed"], r.get(col), r.get("retransmit_rate"), r.get("completed"))
+                      for r in st.rows if r["candidate"] == n)
+        if len(rows) >= 2:
+            groups.setdefault(tuple(rows), []).append(n)
+    out = {}
+    for g in groups.values():
+        if len(g) > 1:
+            head = keep if keep in g else min(g, key=modesty)
+            out.update({n: head for n in g if n != head})
+    return out
+
+
+def _iw_got(st: RaceState, c: Candidate) -> float:
+    """The mean IW (segments) the profile's flows actually got with `c` (a size-based policy gives
+    V to flows up to θ, not its MinIW); the candidate's nominal IW before it has run."""
+    v = [r["iw_segments"] for r in st.rows if r["candidate"] == c.name and np.isfinite(r.get("iw_segments", np.nan))]
+    return float(np.mean(v)) if v else float(c.iw_segments)
+
+
+def _insufficient(st: RaceState, col: str) -> str:
+    """Why the runs so far cannot carry advice ('' if they can): too few flows per run in the
+    objective's range, or an objective that is infinite or undefined for every candidate."""
+    flows = [r["flows"] for r in st.rows if "flows" in r]
+    per_run = float(np.mean(flows)) if flows else math.inf
+    if per_run < MIN_FLOWS_PER_RUN:
+        return (f"{per_run:.1f} flows per run in the objective's range (at least {MIN_FLOWS_PER_RUN} needed): "
+                "lengthen --duration, raise --load or widen --min-size/--max-size")
+    vals = np.array([r.get(col, np.nan) for r in st.rows], dtype=float)
+    if not np.isfinite(vals).any():
+        return (f"the objective ({col}) is undefined in every run: no flow in its range finished; "
+                "lengthen --duration")
+    best = _means(st, sorted({r["candidate"] for r in st.rows}), col)
+    if not any(np.isfinite(v) for v in best.values()):
+        return f"every candidate's objective ({col}) is infinite: lengthen --duration"
+    return ""

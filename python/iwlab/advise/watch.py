@@ -112,11 +112,14 @@ def advise_watch(state: str | Path, base: Profile, netns: str | None = None, bud
         a = advise(p, budget=per_budget, prefix=prefix, **kw)
         advice[prefix] = a
         r = a.recommended
-        name, line = policy_entry(r)
-        policies[name] = line
-        routes.append((prefix, name))
-        rows.append({**measured, "recommended": r["candidate"], "iw_segments": r["iw_segments"], "value": r["value"],
-                     "ci_low": r["ci_low"], "ci_high": r["ci_high"], "stop_reason": a.stop_reason})
+        if r and a.policy_file:
+            # Only a winner that deploys gets a route (a paced winner, or no answer, gets none).
+            name, line = policy_entry(r)
+            policies[name] = line
+            routes.append((prefix, name))
+        rows.append({**measured, "recommended": r.get("candidate", ""), "iw_segments": r.get("iw_segments"),
+                     "value": r.get("value"), "ci_low": r.get("ci_low"), "ci_high": r.get("ci_high"),
+                     "stop_reason": a.stop_reason})
     text = [f"# iwlab advise --from-watch {state}: one route per measured prefix", "[iw.policies]",
             *policies.values(), ""]
     for prefix, name in routes:

@@ -15,13 +15,14 @@ for `iwlab apply` and the equivalent `ip route … initcwnd N` line.
 \b
 Example (a few seconds; well under a minute on 2 cores):
   iwlab advise --rate 2Mbps --rtt 100ms --buffer 25pkt --background udp:60% \\
-      --sizes 9seg --candidates fixed:3,10,16 --candidates paced:10 \\
+      --sizes 9seg --candidates fixed:3,10,16 --candidates size-based \\
       --duration 20s --budget 80runs --out out/advice
 
 \b
 PROFILE is an optional TOML file with the same keys (docs/advise.md); flags override it.
 Candidates: fixed[:N,…] rfc3390 rfc6928 size-based[:THETA/V,…] paced[:N,…] adaptive[:KIND,…]
-(default: all). Budget: runs (200runs) or wall time (120s).
+(default: what iwlab deploys — all but paced, which has no deployment yet). Budget: runs
+(200runs) or wall time (120s). Too few flows per run: no answer, exit 3.
 """
 
 
@@ -68,6 +69,11 @@ def advise(
         "--from-watch", help="iwlab watch's state file: one profile per measured prefix (RTT, retransmission rate, "
                              "mean flow size), one recommendation each, one policy file.")] = None,
     netns: Annotated[Optional[str], typer.Option(help="With --from-watch: the watched namespace [root].")] = None,
+    verify: Annotated[bool, typer.Option("--verify", help="Run the recommendation and the two runners-up on real "
+                                         "Linux TCP (iwlab emulate: root, namespaces) beside the simulator.")] = False,
+    verify_seeds: Annotated[int, typer.Option(help="--verify: seeds per candidate.", min=2)] = 3,
+    verify_duration: Annotated[Optional[str], typer.Option(
+        help="--verify: length of each emulated run (20s) [the profile's duration].")] = None,
     json_: Annotated[bool, typer.Option("--json", help="Print one JSON object (recommended, candidates, …).")] = False,
     progress: Annotated[Optional[bool], typer.Option("--progress/--no-progress",
                                                      help="Progress bar [on unless --json].")] = None,
@@ -75,6 +81,8 @@ def advise(
     """Recommend an IW for a network profile (see the example above)."""
     from iwlab.advise.advisor import advise as run_advise
     from iwlab.advise.profile import Profile, ProfileError
+    from iwlab.advise.types import INSUFFICIENT
+    from iwlab.emulate import EmulationError
     from iwlab.scenario import ScenarioError
 
     flags = {"rate": rate, "rtt": rtt, "buffer": buffer, "background": background, "loss": loss, "sizes": sizes,
@@ -89,9 +97,21 @@ def advise(
                         seeds=seeds, max_seeds=max_seeds, sensitivity=sensitivity,
                         progress=not json_ if progress is None else progress)
             return
+        vdur = None
+        if verify_duration is not None:
+            from iwlab.emulate.units import seconds
+
+            vdur = seconds(verify_duration, "verify-duration")
+            if not 0 < vdur <= p.duration_s:
+                raise ValueError(f"verify-duration = {verify_duration!r} is not allowed; expected 0 < it <= the "
+                                 f"profile's duration ({p.duration_s:g} s)")
         a = run_advise(p, candidates=candidates, budget=budget, jobs=jobs, dask=dask, seeds=seeds,
                        max_seeds=max_seeds, sensitivity=sensitivity, prefix=prefix,
-                       progress=not json_ if progress is None else progress)
+                       progress=not json_ if progress is None else progress, verify=verify,
+                       verify_seeds=verify_seeds, verify_duration=vdur)
+    except EmulationError as e:
+        typer.echo(f"error: {' '.join(str(e).split())}", err=True)
+        raise typer.Exit(2) from None
     except (ProfileError, ScenarioError, ValueError) as e:
         typer.echo(f"error: {' '.join(str(e).split())}", err=True)
         raise typer.Exit(2) from None
@@ -106,6 +126,12 @@ def advise(
         typer.echo(a.summary())
         if out is not None:
             typer.echo(f"\nwritten: {', '.join(str(p) for p in written.values())}")
+    if a.stop_reason == INSUFFICIENT:
+        # Exit 3: the command worked, the profile cannot carry an answer (not a usage error).
+        typer.echo(f"iwlab advise: no recommendation ({INSUFFICIENT}): {a.stop_detail}", err=True)
+        raise typer.Exit(3)
+    if a.refused:
+        typer.echo(f"iwlab advise: {a.refused}", err=True)
 
 
 def _from_watch(state: Path, p, netns: Optional[str], out: Optional[Path], json_: bool, **kw) -> None:

@@ -1,13 +1,10 @@
-"""Adaptive IW policies against fixed IW3/IW10 (issue 11 item 6; docs/adaptive-policies.md).
+"""Adaptive IW policies against fixed IW3/IW10 (docs/adaptive-policies.md).
 
 The policies are added to a preset with `--set` and chosen by a sweep grid; this module holds
 those settings and turns a sweep's flow records into the comparison table: per grid point,
 how many response flows, how many completed, median and 95th-percentile completion time of
 the completed ones, retransmissions and RTOs per flow, the share of flows that retransmitted,
 and the mean IW the flows got (segments).
-
->>> sorted(POLICIES)
-['ai', 'fb', 'le']
 """
 
 from __future__ import annotations

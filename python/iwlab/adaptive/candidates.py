@@ -1,6 +1,6 @@
-"""Adaptive IW policies as advisor candidates — only the kinds this engine build accepts.
+"""Adaptive IW policies as `iwlab advise` candidates — only the kinds this engine build accepts.
 
-The adaptive policies (issue 11, branch `policies`) are `[iw.policies]` kinds like the others;
+The adaptive policies are `[iw.policies]` kinds like the others;
 which exist is asked of the engine itself (a policy table the core rejects is not offered), so
 this list never names a kind the simulator cannot run.
 """
@@ -11,10 +11,10 @@ from collections.abc import Iterator
 from functools import cache
 from typing import Any
 
-from iwlab.advise.candidates import Candidate
+from iwlab.advise.types import Candidate
 
 # kind → (candidate name, policy table, IW in segments a new connection starts with). The
-# parameters are the examples of docs/scenario-format.md (issue 11): start at IW 10, stay in 3…40.
+# parameters are the examples of docs/scenario-format.md: start at IW 10, stay in 3…40.
 ADAPTIVE: dict[str, tuple[str, dict[str, Any], int]] = {
     # halve on RFC 6928 §4 evidence of loss in the IW, +1 after 8 clean connections
     "aimd": ("aimd-10", {"kind": "aimd", "initial": 10, "min": 3, "max": 40, "step": 1, "raise_after": 8}, 10),
@@ -49,4 +49,4 @@ def adaptive_candidates(args: str, mss: int) -> Iterator[Candidate]:
             raise ValueError(f"adaptive: {k!r} is not an adaptive policy kind; known: {sorted(ADAPTIVE)}")
         name, policy, iw = ADAPTIVE[k]
         if engine_accepts(tuple(sorted(policy.items()))):
-            yield Candidate(name, k, dict(policy), iw, note="adaptive: learns per destination from finished connections")
+            yield Candidate(name, k, dict(policy), iw, deploy="watch", note="adaptive: learns per destination from finished connections")
