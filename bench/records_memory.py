@@ -10,6 +10,11 @@ the file was cut into row groups.
 
     .venv/bin/python bench/records_memory.py bench/scenarios/websearch-1g.toml 20s 100s 300s
     .venv/bin/python bench/records_memory.py bench/scenarios/million-flows.toml 205s
+    .venv/bin/python bench/records_memory.py bench/scenarios/websearch-1g.toml 20s 300s --engine-only
+
+`--engine-only` measures the engine's share instead: `_core.run` with a sink that drops every
+chunk, the peak RSS read when the first chunk arrives (the engine has run; nothing of the records
+exists yet on the Python side; pyarrow not imported).
 """
 
 from __future__ import annotations
@@ -59,13 +64,43 @@ def measure(scenario: str, duration: str, out: Path, env: dict[str, str]) -> dic
     }
 
 
+ENGINE_ONLY = r"""
+import json, resource, sys
+import iwlab
+from iwlab import _core
+sc = iwlab.load(sys.argv[1], sets=[f"duration={sys.argv[2]}"])
+peak = []
+def sink(name, columns):
+    peak.append(peak[0] if peak else resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)
+out = _core.run(sc.to_json(), "json", None, None, None, False, sink)
+print(json.dumps({"flows": out["summary"]["flows"], "engine_peak_mb": peak[0] / 1024}))
+"""
+
+
+def engine_only(scenario: str, durations: list[str]) -> None:
+    rows = [json.loads(subprocess.run([sys.executable, "-c", ENGINE_ONLY, scenario, d], check=True,
+                                      capture_output=True, text=True).stdout) for d in durations]
+    print("| duration | flows | engine peak RSS MB |")
+    print("| --- | --- | --- |")
+    for d, r in zip(durations, rows):
+        print(f"| {d} | {r['flows']} | {r['engine_peak_mb']:.1f} |")
+    a, b = rows[0], rows[-1]
+    if len(rows) > 1:
+        per_flow = (b["engine_peak_mb"] - a["engine_peak_mb"]) * 1024 * 1024 / (b["flows"] - a["flows"])
+        print(f"\nengine peak RSS per extra flow: {per_flow:.0f} B")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("scenario")
     ap.add_argument("durations", nargs="+", help="simulated durations, e.g. 20s 100s 300s")
     ap.add_argument("--pythonpath", help="run the iwlab package found in this folder")
     ap.add_argument("--json", help="also write the rows to this file")
+    ap.add_argument("--engine-only", action="store_true", help="the engine's peak alone (see above)")
     args = ap.parse_args()
+    if args.engine_only:
+        engine_only(args.scenario, args.durations)
+        return
     env = dict(os.environ)
     if args.pythonpath:
         env["PYTHONPATH"] = args.pythonpath
