@@ -146,3 +146,52 @@ def test_the_type_stubs_match_the_extension():
 def test_the_docstring_examples_run(module):
     result = doctest.testmod(module, optionflags=doctest.ELLIPSIS)
     assert result.attempted > 0 and result.failed == 0
+
+
+# --- records streamed out of the engine ----------------------------------------------------
+
+def _listed(columns):
+    """The core's columns of a sink chunk as Python lists, through Arrow."""
+    return {name: iwlab.api._arrow_from_buffers(c).to_pylist() for name, c in columns.items()}
+
+
+def test_a_sink_gets_every_table_in_chunks_equal_to_the_returned_columns():
+    text = iwlab.load("rfc2415", SHORT).to_json()
+    whole = _core.run(text, "json", 3, None, None, True)
+    chunks = []
+    out = _core.run(text, "json", 3, None, None, True, lambda name, columns: chunks.append((name, _listed(columns))))
+    assert set(out) == {"summary"}
+    assert [n for n, _ in chunks] == ["flows", "pages", "links", "queues", "iw_events"]  # one chunk each: small
+    for name, columns in chunks:
+        assert columns == whole[name], name  # strings, missing values and booleans survive the buffers
+    assert any(v is None for v in whole["flows"]["completion"]) and any(whole["flows"]["completed"])
+    assert {k: v for k, v in out["summary"].items() if "seconds" not in k} == \
+        {k: v for k, v in whole["summary"].items() if "seconds" not in k}
+
+
+def test_a_run_with_out_writes_the_tables_as_it_goes_and_reads_them_lazily(rfc2415, tmp_path):
+    r = iwlab.run(iwlab.load("rfc2415", SHORT), seed=3, out=tmp_path)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["flows.parquet", "links.parquet", "pages.parquet",
+                                                           "queues.parquet"]
+    assert r._frames == {} and set(r._files) == {"flows", "pages", "links", "queues"}
+    for name in iwlab.api.TABLES:
+        pd.testing.assert_frame_equal(getattr(r, name), getattr(rfc2415, name))
+    assert r.iw_events is None
+
+
+def test_the_headline_of_streamed_records_is_the_headline_of_the_columns():
+    sc = iwlab.load("rfc2415", SHORT)
+    raw = _core.run(sc.to_json(), "json", 3)
+    r = iwlab.run(sc, seed=3)
+    expected = iwlab.api.headline(raw["flows"], raw["pages"], raw["links"], r.summary)
+    assert expected["median_flow_completion"] is not None and expected["median_page_delay"] is not None
+    assert {k: r.summary[k] for k in expected} == expected
+
+
+def test_save_after_a_run_with_out_keeps_the_files_and_copies_them_elsewhere(tmp_path):
+    r = iwlab.run(iwlab.load("rfc2415", SHORT), seed=3, out=tmp_path / "a")
+    before = (tmp_path / "a" / "flows.parquet").read_bytes()
+    r.save(tmp_path / "a")
+    r.save(tmp_path / "b")
+    assert (tmp_path / "a" / "flows.parquet").read_bytes() == before == (tmp_path / "b" / "flows.parquet").read_bytes()
+    pd.testing.assert_frame_equal(iwlab.api.Result.load(tmp_path / "b").flows, r.flows)

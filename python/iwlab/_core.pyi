@@ -1,7 +1,7 @@
 """Type stubs of `iwlab._core`, the PyO3 bindings of the Rust simulator core
 (crates/iwlab-py/src/lib.rs). Keep in step with it: tests/test_api.py compares the two."""
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Literal, NotRequired, TypedDict
 
 Format = Literal["toml", "json"]
@@ -39,13 +39,18 @@ class Tables(TypedDict):
     queues: dict[str, ColumnType]
     iw_events: NotRequired[dict[str, ColumnType]]
 
+#: One column of a chunk handed to a sink: (kind, rows, data, validity bitmap or None,
+#: null count, int32 offsets or None) — the buffers of `pyarrow.Array.from_buffers`.
+ColumnBuffers = tuple[str, int, bytes, bytes | None, int, bytes | None]
+
 class RunOutput(TypedDict):
-    flows: dict[str, Column]
-    pages: dict[str, Column]
-    links: dict[str, Column]
-    queues: dict[str, Column]
+    # Absent when the run had a sink: only "summary" then.
+    flows: NotRequired[dict[str, Column]]
+    pages: NotRequired[dict[str, Column]]
+    links: NotRequired[dict[str, Column]]
+    queues: NotRequired[dict[str, Column]]
     iw_events: NotRequired[dict[str, Column]]
-    types: Tables
+    types: NotRequired[Tables]
     summary: Summary
 
 def core_version() -> str:
@@ -72,10 +77,14 @@ def run(
     pcap: str | None = None,
     flows: Sequence[int] | None = None,
     iw_events: bool = False,
+    sink: Callable[[str, dict[str, ColumnBuffers]], None] | None = None,
 ) -> RunOutput:
     """Runs a scenario with `seed` (the scenario's own if None); with `pcap`, writes the
     bottleneck's packets of `flows` (all if None) to that file. With `iw_events`, the output
-    also has an "iw_events" table (every IW decision and policy event). Releases the GIL while it runs."""
+    also has an "iw_events" table (every IW decision and policy event). Releases the GIL while it runs.
+    With `sink`, the tables are not in the output: each goes to `sink(name, columns)` as it is
+    read off the engine, at most 65 536 rows at a time (at least one call per table), every
+    column as Arrow buffers; the output then holds only "summary"."""
 
 def parse_policy_file(text: str) -> str:
     """Parses and validates a policy file (TOML); returns its canonical JSON: "policies"

@@ -16,7 +16,9 @@ from __future__ import annotations
 import html
 import json
 import math
+import shutil
 import statistics
+import threading
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -77,17 +79,91 @@ def _arrow_array(values: list[Any], kind: str) -> pa.Array:
     return pa.Array.from_buffers(typ, n, [None, pa.py_buffer(offsets), pa.py_buffer(b"".join(encoded))])
 
 
+def _arrow_from_buffers(column: tuple[Any, ...]) -> pa.Array:
+    """One column of a chunk the core handed to the sink: `(kind, rows, data, validity,
+    null_count, offsets)`, Arrow buffers wrapped without a copy."""
+    import pyarrow as pa
+
+    kind, n, data, valid, nulls, offsets = column
+    typ = getattr(pa, _ARROW[kind])()
+    if kind == "str":
+        return pa.Array.from_buffers(typ, n, [None, pa.py_buffer(offsets), pa.py_buffer(data)])
+    return pa.Array.from_buffers(typ, n, [None if valid is None else pa.py_buffer(valid), pa.py_buffer(data)],
+                                 null_count=nulls)
+
+
+class _Records:
+    """Where a run's records go as the core reads them off the engine, chunk by chunk: Parquet
+    files written as they come (`out`), or Arrow record batches kept in memory. Either way no
+    Python object per value and no second copy of a table exists; the flow medians of the
+    headline are gathered on the way (only the completion times they need)."""
+
+    def __init__(self, out: Path | None) -> None:
+        self.out = out
+        self.batches: dict[str, list[pa.RecordBatch]] = {}
+        self.writers: dict[str, Any] = {}
+        self.rows: dict[str, int] = {}
+        self.done: dict[str, list[Any]] = {"flows": [], "pages": []}
+        self.links: dict[str, list[Any]] = {}
+
+    def __call__(self, name: str, columns: dict[str, tuple[Any, ...]]) -> None:
+        import pyarrow as pa
+
+        batch = pa.RecordBatch.from_arrays([_arrow_from_buffers(c) for c in columns.values()], names=list(columns))
+        self.rows[name] = self.rows.get(name, 0) + batch.num_rows
+        if name in self.done:
+            column = "completion" if name == "flows" else "delay"
+            self.done[name].append(_finished(columns, column))
+        elif name == "links":
+            for key in ("from", "to", "utilisation", "drop_rate"):
+                self.links.setdefault(key, []).extend(batch.column(key).to_pylist())
+        if self.out is None:
+            self.batches.setdefault(name, []).append(batch)
+            return
+        if name not in self.writers:
+            import pyarrow.parquet as pq
+
+            self.out.mkdir(parents=True, exist_ok=True)
+            self.writers[name] = pq.ParquetWriter(self.out / f"{name}.parquet", batch.schema)
+        if batch.num_rows or self.rows[name] == 0:
+            self.writers[name].write_batch(batch)
+
+    def close(self) -> None:
+        for writer in self.writers.values():
+            writer.close()
+
+    def medians(self) -> dict[str, float | None]:
+        import numpy as np
+
+        out = {}
+        for name, key in (("flows", "median_flow_completion"), ("pages", "median_page_delay")):
+            values = np.concatenate(self.done[name]) if self.done[name] else np.empty(0)
+            out[key] = float(np.median(values)) if len(values) else None
+        return out
+
+
+def _finished(columns: dict[str, tuple[Any, ...]], column: str) -> Any:
+    """The values of `column` (a chunk's buffers, `_arrow_from_buffers`) of completed rows after
+    warm-up, NaN and missing ones left out — read with numpy off the buffers (pyarrow's own
+    `to_numpy` imports pandas)."""
+    import numpy as np
+
+    def bits(buffer: bytes, n: int) -> Any:
+        return np.unpackbits(np.frombuffer(buffer, np.uint8), bitorder="little")[:n].astype(bool)
+
+    _, n, data, valid, _, _ = columns[column]
+    values = np.frombuffer(data, np.float64, n)
+    keep = bits(columns["completed"][2], n) & ~bits(columns["in_warmup"][2], n) & ~np.isnan(values)
+    if valid is not None:
+        keep &= bits(valid, n)
+    return values[keep]
+
+
 def _arrow_table(columns: dict[str, list[Any]], types: dict[str, str]) -> pa.Table:
     import pyarrow as pa
 
     names = list(columns)
     return pa.Table.from_arrays([_arrow_array(columns[n], types[n]) for n in names], names=names)
-
-
-def _frame(columns: dict[str, list[Any]], types: dict[str, str]) -> pd.DataFrame:
-    import pandas as pd
-
-    return _arrow_table(columns, types).to_pandas(types_mapper=pd.ArrowDtype)
 
 
 def _median(values: list[float | None]) -> float | None:
@@ -105,6 +181,13 @@ def headline(flows: dict[str, list[Any]], pages: dict[str, list[Any]], links: di
     for name, rows, column in (("median_flow_completion", flows, "completion"), ("median_page_delay", pages, "delay")):
         done = [v for v, c, w in zip(rows[column], rows["completed"], rows["in_warmup"]) if c and not w]
         out[name] = _median(done)
+    out.update(_link_headline(links, summary))
+    return out
+
+
+def _link_headline(links: dict[str, list[Any]], summary: dict[str, Any]) -> dict[str, Any]:
+    """The part of `headline` that reads the links table and the summary."""
+    out: dict[str, Any] = {}
     for direction, (a, b) in (("forward", ("router-left", "router-right")), ("reverse", ("router-right", "router-left"))):
         row = [i for i, (f, t) in enumerate(zip(links["from"], links["to"])) if f == a and t == b]
         for key, column in (("utilisation", "utilisation"), ("drop_rate", "drop_rate")):
@@ -128,21 +211,29 @@ class _Table:
             return self
         frames = obj._frames
         if self.name not in frames:
-            if self.name not in obj._columns:  # an optional table the run did not record
+            table = obj._arrow(self.name)
+            if table is None:  # an optional table the run did not record
                 return None
-            frames[self.name] = _frame(obj._columns.pop(self.name), obj._types[self.name])
+            import pandas as pd
+
+            frames[self.name] = table.to_pandas(types_mapper=pd.ArrowDtype)
+            obj._columns.pop(self.name, None)
+            obj._batches.pop(self.name, None)
         return frames[self.name]
 
     def __set__(self, obj: Result, value: pd.DataFrame) -> None:
         obj._frames[self.name] = value
         obj._columns.pop(self.name, None)
+        obj._batches.pop(self.name, None)
+        obj._files.pop(self.name, None)
 
 
 class Result:
     """What one run produced: per-flow, per-page, per-link rows, queue samples, a summary.
 
     `flows`, `pages`, `links` and `queues` are pandas DataFrames (Arrow-backed), built on first
-    access: a run that only saves or prints never imports pandas.
+    access from the Parquet files the run wrote (`run(…, out=…)`) or from its Arrow record
+    batches: a run that only saves or prints never imports pandas.
     `summary` holds the core's counters (`seed`, `events`, `flows`, `flows_completed`,
     `pages`, `pages_completed`, `packets_*`, `wall_seconds` and `cpu_seconds` of the engine run,
     …), the scenario's name and hash,
@@ -162,23 +253,51 @@ class Result:
                  queues: pd.DataFrame | None = None, summary: dict[str, Any] | None = None, *,
                  iw_events: pd.DataFrame | None = None,
                  columns: dict[str, dict[str, list[Any]]] | None = None,
-                 types: dict[str, dict[str, str]] | None = None) -> None:
-        """The tables as DataFrames, or as the core's `columns` (name → values) and `types`."""
+                 types: dict[str, dict[str, str]] | None = None,
+                 batches: dict[str, list[pa.RecordBatch]] | None = None,
+                 files: dict[str, Path] | None = None) -> None:
+        """The tables as DataFrames, as the core's `columns` (name → values) and `types`, as
+        Arrow record `batches`, or as Parquet `files` (name → path)."""
         self.scenario, self.seed = scenario, seed
         self.summary: dict[str, Any] = {} if summary is None else summary
         self._columns = dict(columns or {})
         self._types = dict(types or {})
+        self._batches = dict(batches or {})
+        self._files = {n: Path(f) for n, f in (files or {}).items()}
         self._frames: dict[str, pd.DataFrame] = {}
         for name, frame in zip(TABLES + OPTIONAL_TABLES, (flows, pages, links, queues, iw_events)):
             if frame is not None:
                 self._frames[name] = frame
-        missing = [n for n in TABLES if n not in self._frames and n not in self._columns]
+        missing = [n for n in TABLES if not self._has(n)]
         if missing:
             raise TypeError(f"Result: tables {missing} missing")
+
+    def _has(self, name: str) -> bool:
+        return any(name in held for held in (self._frames, self._columns, self._batches, self._files))
+
+    def _arrow(self, name: str) -> pa.Table | None:
+        """Table `name` as Arrow, from wherever it is held; None if the run did not record it."""
+        import pyarrow as pa
+
+        if name in self._columns:
+            return _arrow_table(self._columns[name], self._types[name])
+        if name in self._batches:
+            return pa.Table.from_batches(self._batches[name])
+        if name in self._files:
+            import pyarrow.parquet as pq
+
+            return pq.read_table(self._files[name])
+        return None
 
     def _rows(self, name: str) -> int:
         if name in self._frames:
             return len(self._frames[name])
+        if name in self._batches:
+            return sum(b.num_rows for b in self._batches[name])
+        if name in self._files:
+            import pyarrow.parquet as pq
+
+            return pq.ParquetFile(self._files[name]).metadata.num_rows
         return len(next(iter(self._columns[name].values()), []))
 
     def __repr__(self) -> str:
@@ -197,14 +316,16 @@ class Result:
         out = Path(out)
         out.mkdir(parents=True, exist_ok=True)
         for name in TABLES + OPTIONAL_TABLES:
-            if name not in self._frames and name not in self._columns:
-                continue
+            path = out / f"{name}.parquet"
             if name in self._frames:
-                self._frames[name].to_parquet(out / f"{name}.parquet", index=False)
-            else:  # straight from the core's columns: no pandas
+                self._frames[name].to_parquet(path, index=False)
+            elif name in self._files:  # written while the run went
+                if self._files[name].resolve() != path.resolve():
+                    shutil.copyfile(self._files[name], path)
+            elif self._has(name):  # straight from the core's columns or batches: no pandas
                 import pyarrow.parquet as pq
 
-                pq.write_table(_arrow_table(self._columns[name], self._types[name]), out / f"{name}.parquet")
+                pq.write_table(self._arrow(name), path)
         meta = dict(self.summary, scenario=self.scenario.name, scenario_hash=self.scenario.hash())
         (out / "summary.json").write_text(json.dumps(meta, indent=2, sort_keys=True) + "\n")
         (out / "scenario.toml").write_text(self.scenario.to_toml())
@@ -258,22 +379,49 @@ def summary_rows(s: dict[str, Any]) -> list[tuple[str, str]]:
 
 
 def run(scenario: Scenario | str | Path, seed: int | None = None, pcap: str | Path | None = None,
-        flows: list[int] | None = None, iw_events: bool = False) -> Result:
+        flows: list[int] | None = None, iw_events: bool = False, out: str | Path | None = None) -> Result:
     """Runs `scenario` (a Scenario, a TOML path or a preset name) once, with `seed` (default:
     the scenario's). With `pcap`, the packets of the bottleneck (both directions) of the
     flows `flows` (ids of the `flow` column; all if None) are written to that file. With
     `iw_events`, every IW decision and event of the IW policies is recorded (`Result.iw_events`).
+    With `out`, the record tables are written to `out/NAME.parquet` as the engine hands them
+    over (the rest of the folder comes with `Result.save(out)`); without, they stay in memory
+    as Arrow record batches.
 
     >>> r = run(load("congested-links", sets=["duration=10s", "warmup=1s"]), seed=1)
     >>> list(r.queues.columns), r.summary["scenario"]
     (['time', 'port', 'packets', 'bytes'], 'congested-links')
     """
     sc = scenario if isinstance(scenario, Scenario) else load(scenario)
+    folder = None if out is None else Path(out)
+    records = _Records(folder)
+    # pyarrow takes a third of a second to import; the engine runs without the GIL, so the
+    # import overlaps it on a second core instead of following it.
+    warm = threading.Thread(target=_import_arrow, daemon=True)
+    warm.start()
     try:
-        raw = _core.run(sc.to_json(), "json", seed, None if pcap is None else str(pcap), flows, iw_events)
+        raw = _core.run(sc.to_json(), "json", seed, None if pcap is None else str(pcap), flows, iw_events,
+                        _after(warm, records))
     except _core.ScenarioError as e:
         raise ScenarioError.from_core(e, sc.source, located=False) from None
+    finally:
+        records.close()
     summary = dict(raw["summary"], scenario=sc.name, scenario_hash=sc.hash())
-    summary.update(headline(raw["flows"], raw["pages"], raw["links"], summary))
-    columns = {n: raw[n] for n in TABLES + OPTIONAL_TABLES if n in raw}
-    return Result(sc, int(summary["seed"]), summary=summary, columns=columns, types=raw["types"])
+    summary.update(records.medians())
+    summary.update(_link_headline(records.links, summary))
+    if folder is None:
+        return Result(sc, int(summary["seed"]), summary=summary, batches=records.batches)
+    files = {name: folder / f"{name}.parquet" for name in records.writers}
+    return Result(sc, int(summary["seed"]), summary=summary, files=files)
+
+
+def _import_arrow() -> None:
+    import pyarrow.parquet  # noqa: F401
+
+
+def _after(warm: threading.Thread, records: _Records) -> Any:
+    """`records`, called once `warm` has imported pyarrow."""
+    def sink(name: str, columns: dict[str, tuple[Any, ...]]) -> None:
+        warm.join()
+        records(name, columns)
+    return sink

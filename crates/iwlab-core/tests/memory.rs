@@ -6,7 +6,7 @@
 mod common;
 use common::*;
 use iwlab_core::engine::SimTime;
-use iwlab_core::metrics::flow::{flow_records, flow_table, flow_table_in_chunks};
+use iwlab_core::metrics::flow::{flow_records, flow_table, flow_table_in_chunks, for_each_flow_chunk};
 use iwlab_core::metrics::Results;
 use iwlab_core::net::loss::LossRule;
 use iwlab_core::net::packet::{LinkId, Packet, Payload};
@@ -120,6 +120,15 @@ fn the_flow_table_built_in_chunks_is_the_table_of_all_rows() {
     for chunk in [1, 7, rows.len(), 1 << 16] {
         assert_eq!(flow_table_in_chunks(core, warmup, chunk), (whole.clone(), completed), "chunks of {chunk}");
     }
+    // Handed over chunk by chunk: full chunks, then the rest, every row once, in order.
+    let mut sizes = Vec::new();
+    let counted = for_each_flow_chunk(core, warmup, 7, |t| {
+        sizes.push(t.rows());
+        Ok::<(), ()>(())
+    });
+    assert_eq!(counted, Ok(completed));
+    let (last, full) = sizes.split_last().unwrap();
+    assert!(full.iter().all(|&n| n == 7) && (1..=7).contains(last) && sizes.iter().sum::<usize>() == rows.len());
     let r = Results::collect(&sim, end, warmup);
     assert_eq!((r.flows, r.summary.flows, r.summary.flows_completed), (whole, rows.len() as u64, completed));
 }

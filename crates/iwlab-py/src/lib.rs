@@ -3,7 +3,9 @@
 
 use iwlab_core::engine::SimTime;
 use iwlab_core::metrics::iw_events::iw_event_table;
-use iwlab_core::metrics::{Column, Results, Table};
+use iwlab_core::metrics::link::{link_records, link_table};
+use iwlab_core::metrics::page::{page_table, queue_table};
+use iwlab_core::metrics::{for_each_flow_chunk, Column, Results, Summary, Table};
 use iwlab_core::scenario::policy_file::{policies_from_json, sim_host_addresses, PolicyFile};
 use iwlab_core::scenario::{Scenario, ScenarioError as CoreError};
 use iwlab_core::tcp::iw::{AnyIw, DstKey, IwConfig, IwContext, IwEvent, IwEventKind, IwPolicy};
@@ -12,7 +14,7 @@ use iwlab_core::trace::pcap::{PcapWriter, TraceFilter};
 use pyo3::create_exception;
 use pyo3::exceptions::{PyKeyError, PyOSError, PyValueError};
 use pyo3::prelude::*;
-use pyo3::types::PyDict;
+use pyo3::types::{PyBytes, PyDict, PyTuple};
 use std::collections::{BTreeMap, HashMap};
 
 #[global_allocator]
@@ -81,6 +83,81 @@ fn table_to_dict<'py>(py: Python<'py>, t: &Table) -> PyResult<Bound<'py, PyDict>
     Ok(d)
 }
 
+/// Rows per chunk handed to a sink: the core's own chunk of flow rows (metrics/flow.rs).
+const CHUNK: usize = 1 << 16;
+
+/// Arrow's LSB-first validity/boolean bit packing.
+fn bitmap(bits: impl ExactSizeIterator<Item = bool>) -> Vec<u8> {
+    let mut out = vec![0u8; bits.len().div_ceil(8)];
+    for (i, b) in bits.enumerate() {
+        if b {
+            out[i >> 3] |= 1 << (i & 7);
+        }
+    }
+    out
+}
+
+fn bytes_of<T: Copy>(v: &[T]) -> &[u8] {
+    // SAFETY: plain numbers (u64, i64, f64, i32) have no padding; the slice covers exactly
+    // their memory, read as bytes in the machine's order, which is Arrow's.
+    unsafe { std::slice::from_raw_parts(v.as_ptr().cast::<u8>(), std::mem::size_of_val(v)) }
+}
+
+/// One column as Arrow buffers: `(kind, rows, data, validity or None, null_count, offsets or
+/// None)` — what `pyarrow.Array.from_buffers` takes, with no Python object per value.
+fn column_buffers<'py>(py: Python<'py>, col: &Column) -> PyResult<Bound<'py, PyTuple>> {
+    let none = || py.None().into_bound(py);
+    let b = |x: &[u8]| PyBytes::new(py, x).into_any();
+    let (kind, n, data, valid, nulls, offsets) = match col {
+        Column::U64(v) => ("u64", v.len(), b(bytes_of(v)), none(), 0, none()),
+        Column::I64(v) => ("i64", v.len(), b(bytes_of(v)), none(), 0, none()),
+        Column::F64(v) => ("f64", v.len(), b(bytes_of(v)), none(), 0, none()),
+        Column::OptF64(v) => {
+            let nulls = v.iter().filter(|x| x.is_none()).count();
+            let data: Vec<f64> = v.iter().map(|x| x.unwrap_or(0.0)).collect();
+            let valid = if nulls > 0 { b(&bitmap(v.iter().map(Option::is_some))) } else { none() };
+            ("opt_f64", v.len(), b(bytes_of(&data)), valid, nulls, none())
+        }
+        Column::Bool(v) => ("bool", v.len(), b(&bitmap(v.iter().copied())), none(), 0, none()),
+        Column::Str(v) => {
+            let mut offsets = Vec::with_capacity(v.len() + 1);
+            let mut text = Vec::new();
+            offsets.push(0i32);
+            for s in v {
+                text.extend_from_slice(s.as_bytes());
+                let end = i32::try_from(text.len()).map_err(|_| PyValueError::new_err("string column over 2 GiB"))?;
+                offsets.push(end);
+            }
+            ("str", v.len(), b(&text), none(), 0, b(bytes_of(&offsets)))
+        }
+    };
+    PyTuple::new(py, [kind.into_pyobject(py)?.into_any(), n.into_pyobject(py)?.into_any(), data, valid,
+                      nulls.into_pyobject(py)?.into_any(), offsets])
+}
+
+/// Hands `table` to `sink(name, columns)`, columns as `column_buffers` in table order.
+fn emit(py: Python<'_>, sink: &PyObject, name: &str, table: &Table) -> PyResult<()> {
+    let d = PyDict::new(py);
+    for (col_name, col) in &table.columns {
+        d.set_item(*col_name, column_buffers(py, col)?)?;
+    }
+    sink.call1(py, (name, d))?;
+    Ok(())
+}
+
+/// Hands a table to the sink `CHUNK` rows at a time, built from `rows` by `table_of`.
+fn emit_chunked<T>(sink: &PyObject, name: &str, rows: &[T], table_of: impl Fn(&[T]) -> Table) -> PyResult<()> {
+    Python::with_gil(|py| {
+        for chunk in rows.chunks(CHUNK) {
+            emit(py, sink, name, &table_of(chunk))?;
+        }
+        if rows.is_empty() {
+            emit(py, sink, name, &table_of(&[]))?;
+        }
+        Ok(())
+    })
+}
+
 /// The type of each column: "u64", "i64", "f64", "opt_f64", "bool" or "str".
 fn table_types<'py>(py: Python<'py>, t: &Table) -> PyResult<Bound<'py, PyDict>> {
     let d = PyDict::new(py);
@@ -104,8 +181,12 @@ fn table_types<'py>(py: Python<'py>, t: &Table) -> PyResult<Bound<'py, PyDict>> 
 /// With `pcap`, packets on the bottleneck (both directions) of the chosen `flows` (all if
 /// None) are written to that file. With `iw_events`, every IW decision and policy event is
 /// recorded and returned as the "iw_events" table (metrics/iw_events.rs).
+/// With `sink`, the tables are not returned: each goes to `sink(name, columns)` as it is read
+/// off the engine, in chunks of at most 65 536 rows (at least one chunk per table), every
+/// column as Arrow buffers (`column_buffers`); the dict then holds only "summary".
 #[pyfunction]
-#[pyo3(signature = (text, format = "json", seed = None, pcap = None, flows = None, iw_events = false))]
+#[pyo3(signature = (text, format = "json", seed = None, pcap = None, flows = None, iw_events = false, sink = None))]
+#[allow(clippy::too_many_arguments)]
 fn run<'py>(
     py: Python<'py>,
     text: &str,
@@ -114,6 +195,7 @@ fn run<'py>(
     pcap: Option<String>,
     flows: Option<Vec<u32>>,
     iw_events: bool,
+    sink: Option<PyObject>,
 ) -> PyResult<Bound<'py, PyDict>> {
     let scenario = parse(text, format)?;
     let mut built = scenario.build(seed).map_err(scenario_error)?;
@@ -136,15 +218,32 @@ fn run<'py>(
         trace = Some((writer, err));
     }
     let (end, warmup, seed) = (built.end, built.warmup, built.seed);
-    let ((results, iw_table), wall, cpu) = py
-        .allow_threads(move || {
-            let (t, c) = (std::time::Instant::now(), thread_cpu_seconds());
-            let sim = built.run();
-            let (wall, cpu) = (t.elapsed().as_secs_f64(), thread_cpu_seconds() - c);
-            let iw_table = iw_events.then(|| iw_event_table(&instances, &sim.core.iw, &addresses));
-            sim.check_accounting().map(|_| ((Results::collect(&sim, end, warmup), iw_table), wall, cpu))
-        })
-        .map_err(|e| pyo3::exceptions::PyRuntimeError::new_err(format!("accounting identity broken: {e}")))?;
+    let streaming = sink.is_some();
+    // The engine runs without the GIL; the records go to the sink chunk by chunk while the
+    // simulation is still alive (they are read off it), and the simulation is freed before
+    // the tables return to Python (when there is no sink).
+    let (results, summary, iw_table, wall, cpu) = py.allow_threads(move || -> PyResult<_> {
+        let (t, c) = (std::time::Instant::now(), thread_cpu_seconds());
+        let sim = built.run();
+        let (wall, cpu) = (t.elapsed().as_secs_f64(), thread_cpu_seconds() - c);
+        sim.check_accounting()
+            .map_err(|e| pyo3::exceptions::PyRuntimeError::new_err(format!("accounting identity broken: {e}")))?;
+        let iw_table = iw_events.then(|| iw_event_table(&instances, &sim.core.iw, &addresses));
+        let Some(sink) = sink else {
+            let results = Results::collect(&sim, end, warmup);
+            let summary = results.summary.clone();
+            return Ok((Some(results), summary, iw_table, wall, cpu));
+        };
+        let core = &sim.core;
+        let completed = for_each_flow_chunk(core, warmup, CHUNK, |t| Python::with_gil(|py| emit(py, &sink, "flows", &t)))?;
+        emit_chunked(&sink, "pages", &core.records.pages, |rows| page_table(rows, warmup))?;
+        emit_chunked(&sink, "links", &link_records(core, end), |rows| link_table(rows))?;
+        emit_chunked(&sink, "queues", &core.records.queue, queue_table)?;
+        if let Some(t) = &iw_table {
+            Python::with_gil(|py| emit(py, &sink, "iw_events", t))?;
+        }
+        Ok((None, Summary::of(&sim, end, warmup, completed), iw_table, wall, cpu))
+    })?;
     if let Some((writer, err)) = trace {
         if let Some(e) = err.lock().unwrap().take() {
             return Err(PyOSError::new_err(e));
@@ -152,21 +251,25 @@ fn run<'py>(
         writer.lock().unwrap().flush().map_err(|e| PyOSError::new_err(format!("pcap: {e}")))?;
     }
     let out = PyDict::new(py);
-    out.set_item("flows", table_to_dict(py, &results.flows)?)?;
-    out.set_item("pages", table_to_dict(py, &results.pages)?)?;
-    out.set_item("links", table_to_dict(py, &results.links)?)?;
-    out.set_item("queues", table_to_dict(py, &results.queues)?)?;
     let types = PyDict::new(py);
-    types.set_item("flows", table_types(py, &results.flows)?)?;
-    types.set_item("pages", table_types(py, &results.pages)?)?;
-    types.set_item("links", table_types(py, &results.links)?)?;
-    types.set_item("queues", table_types(py, &results.queues)?)?;
-    if let Some(t) = &iw_table {
-        out.set_item("iw_events", table_to_dict(py, t)?)?;
-        types.set_item("iw_events", table_types(py, t)?)?;
+    if let Some(results) = &results {
+        out.set_item("types", &types)?;
+        out.set_item("flows", table_to_dict(py, &results.flows)?)?;
+        out.set_item("pages", table_to_dict(py, &results.pages)?)?;
+        out.set_item("links", table_to_dict(py, &results.links)?)?;
+        out.set_item("queues", table_to_dict(py, &results.queues)?)?;
+        types.set_item("flows", table_types(py, &results.flows)?)?;
+        types.set_item("pages", table_types(py, &results.pages)?)?;
+        types.set_item("links", table_types(py, &results.links)?)?;
+        types.set_item("queues", table_types(py, &results.queues)?)?;
     }
-    out.set_item("types", types)?;
-    let s = &results.summary;
+    if let Some(t) = &iw_table {
+        if !streaming {
+            out.set_item("iw_events", table_to_dict(py, t)?)?;
+            types.set_item("iw_events", table_types(py, t)?)?;
+        }
+    }
+    let s = &summary;
     let summary = PyDict::new(py);
     summary.set_item("seed", seed)?;
     summary.set_item("duration", s.duration)?;

@@ -48,7 +48,12 @@ def user_errors() -> Iterator[None]:
 
 
 def load_scenario(scenario: str, sets: list[str] | None):
-    """The scenario of a command line (a path or a preset, then the `--set`s)."""
-    from iwlab.scenario_io import load
+    """The scenario of a command line (a path or a preset, then the `--set`s). Without `--set`
+    the loader alone does (no pydantic); `--set` values are read against the models, so then the
+    whole scenario API loads (`iwlab.scenario`: the loader and the models)."""
+    if sets:
+        from iwlab.scenario import load
+    else:
+        from iwlab.scenario_io import load
 
     return load(scenario, sets or ())

@@ -67,8 +67,10 @@ def run(
                 sc = with_policy(sc, load_policy(policy))
             except PolicyFileError as e:
                 fail(str(e))
-        result = run_scenario(sc, seed=seed, iw_events=policy is not None)
-        folder = result.save(out if out is not None else Path("out") / f"{sc.name}-seed{result.seed}")
+        if out is None:  # the default folder names the seed the run will use
+            out = Path("out") / f"{sc.name}-seed{sc.data['seed'] if seed is None else seed}"
+        result = run_scenario(sc, seed=seed, iw_events=policy is not None, out=out)
+        folder = result.save(out)
     _print_summary(result)
     extra = ",iw_events" if result.iw_events is not None else ""
     typer.echo(f"wrote {folder}/{{flows,pages,links,queues{extra}}}.parquet, summary.json, scenario.toml")

@@ -113,18 +113,36 @@ pub fn flow_table_of(core: &Core, warmup: SimTime) -> (Table, u64) {
 
 /// [`flow_table_of`], `chunk` rows at a time.
 pub fn flow_table_in_chunks(core: &Core, warmup: SimTime, chunk: usize) -> (Table, u64) {
-    let (mut table, mut completed) = (Table::default(), 0);
+    let mut table = Table::default();
+    let completed = for_each_flow_chunk(core, warmup, chunk, |t| {
+        table.append(t);
+        Ok::<(), std::convert::Infallible>(())
+    });
+    (table, completed.unwrap_or_else(|e| match e {}))
+}
+
+/// Hands the flow rows to `emit` as tables of at most `chunk` rows each, in flow order (one
+/// empty table when there are no flows, so that the schema always arrives), and returns how
+/// many flows completed. A caller that writes each chunk away holds one chunk, not every flow:
+/// the way records leave the engine at scale.
+pub fn for_each_flow_chunk<E>(
+    core: &Core,
+    warmup: SimTime,
+    chunk: usize,
+    mut emit: impl FnMut(Table) -> Result<(), E>,
+) -> Result<u64, E> {
+    let mut completed = 0;
     let mut rows = Vec::with_capacity(chunk.min(core.conns.len()));
     for (start, chunk) in core.conns.chunks(chunk).enumerate().map(|(k, c)| (k * chunk, c)) {
         rows.clear();
         rows.extend(chunk.iter().enumerate().map(|(i, c)| flow_record(start + i, c, core, warmup)));
         completed += rows.iter().filter(|f| f.completed).count() as u64;
-        table.append(flow_table(&rows));
+        emit(flow_table(&rows))?;
     }
     if core.conns.is_empty() {
-        table = flow_table(&[]);
+        emit(flow_table(&[]))?;
     }
-    (table, completed)
+    Ok(completed)
 }
 
 /// The flow rows as columns.

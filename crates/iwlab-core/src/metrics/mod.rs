@@ -9,7 +9,7 @@ pub mod page;
 pub mod results;
 pub mod table;
 
-pub use flow::{flow_records, FlowRecord};
+pub use flow::{flow_records, for_each_flow_chunk, FlowRecord};
 pub use link::{link_records, LinkRecord};
 pub use page::PageRecord;
 pub use results::{Results, Summary};

@@ -42,8 +42,23 @@ impl Results {
     pub fn collect(sim: &Simulation, end: SimTime, warmup: SimTime) -> Results {
         let core = &sim.core;
         let (flows, flows_completed) = flow_table_of(core, warmup);
-        let links = link_records(core, end);
-        let summary = Summary {
+        Results {
+            flows,
+            pages: page_table(&core.records.pages, warmup),
+            links: link_table(&link_records(core, end)),
+            queues: queue_table(&core.records.queue),
+            summary: Summary::of(sim, end, warmup, flows_completed),
+        }
+    }
+}
+
+impl Summary {
+    /// The counters of `sim` (run until `end`, warm-up ending at `warmup`), given how many
+    /// flows completed (which takes reading every flow: `flow_table_of` or
+    /// `for_each_flow_chunk` count them on their way).
+    pub fn of(sim: &Simulation, end: SimTime, warmup: SimTime, flows_completed: u64) -> Summary {
+        let core = &sim.core;
+        Summary {
             seed: core.streams().seed(),
             duration: end.as_secs_f64(),
             warmup: warmup.as_secs_f64(),
@@ -52,18 +67,11 @@ impl Results {
             packets_delivered: core.acct.delivered,
             packets_dropped: core.acct.dropped,
             packets_in_flight: core.in_flight(),
-            flows: flows.rows() as u64,
+            flows: core.conns.len() as u64,
             flows_completed,
             pages: core.records.pages.len() as u64,
             pages_completed: core.records.pages.iter().filter(|p| p.end.is_some()).count() as u64,
             link_transmissions: core.topo.ports.iter().map(|p| p.counters_at(end).packets).sum(),
-        };
-        Results {
-            flows,
-            pages: page_table(&core.records.pages, warmup),
-            links: link_table(&links),
-            queues: queue_table(&core.records.queue),
-            summary,
         }
     }
 }
