@@ -25,7 +25,7 @@ import threading
 import time
 from dataclasses import asdict, dataclass
 
-from iwlab.probe import packet
+import iwlab.probe.packet as packet
 from iwlab.probe.errors import ProbeError, ProbeInputError
 from iwlab.probe.request import request_for
 from iwlab.probe.rstguard import MARK, RstGuard
