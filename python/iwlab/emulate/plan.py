@@ -236,9 +236,14 @@ def kernel_settings(tcp: dict[str, Any], notes: list[str]) -> Kernel:
         notes.append("tcp.granularity: Linux timers have jiffy granularity; not set")
     if tcp.get("cubic"):
         notes.append("tcp.cubic: Linux's CUBIC parameters are module-wide; kernel defaults used")
-    if tcp.get("pacing") or tcp.get("paced_iw"):
-        notes.append("tcp.pacing / tcp.paced_iw: not emulated (Linux paces a socket without fq once "
-                     "SO_MAX_PACING_RATE is set; the agents do not set it)")
+    if tcp.get("paced_iw"):
+        # tcp_update_skb_after_send(): "Original sch_fq does not pace first 10 MSS".
+        notes.append("tcp.paced_iw: the server agents cap SO_MAX_PACING_RATE at IW·MSS per handshake RTT "
+                     "for the first RTT of their responses, as `iwlab flow-iw` deploys it; Linux leaves a "
+                     "connection's first 10 segments unpaced, and the socket stays internally paced")
+    elif tcp.get("pacing"):
+        notes.append("tcp.pacing: the server agents turn on Linux's internal pacing (SO_MAX_PACING_RATE); "
+                     "client sockets are not paced")
     mtu = max(1500, mss + 40 + (12 if ts else 0))
     return Kernel(sysctls, optional, route_opts, cc, mtu)
 

@@ -176,7 +176,8 @@ class Workload:
                                   "re-applied after every read (Linux resets the clamp when segment sizes change)")
             cfg = {"cc": CC[tcp["cc"]], "maxseg": maxseg(tcp),
                    "clamp": size_bytes(tcp["rcv_wnd"], mss) if tcp.get("rcv_wnd") is not None else None,
-                   "server_iw": pol_s, "client_iw": pol_c, "port": APP_PORT + ai}
+                   "server_iw": pol_s, "client_iw": pol_c, "port": APP_PORT + ai,
+                   "pacing": bool(tcp.get("pacing")), "paced_iw": bool(tcp.get("paced_iw"))}
             meta.update(server_iw=pol_s["name"], client_iw=pol_c["name"], label=APP_KIND_LABEL[kind])
             for c, s in pairs:
                 self.agents[c.name]["apps"][ai] = cfg
