@@ -63,3 +63,77 @@ def test_the_plan_hands_the_pacing_to_the_agents():
     assert any(n.startswith("tcp.paced_iw: the server agents cap SO_MAX_PACING_RATE") for n in plan.notes)
     plain = build_plan(iwlab.load("rfc6928", sets=["duration=5s", "warmup=0s"]), pid=1)
     assert not any(a["pacing"] or a["paced_iw"] for ag in plain.agents.values() for a in ag["apps"].values())
+
+
+PACED_SCENARIO = """
+name = "paced-iw20"
+seed = 3
+duration = "3s"
+[topology]
+kind = "dumbbell"
+[topology.bottleneck]
+rate = "10Mbps"
+delay = "48ms"
+queue = { kind = "drop-tail", limit = "1000pkt" }
+[[topology.left]]
+name = "clients"
+count = 1
+access = { rate = "100Mbps", delay = "1ms", queue = { kind = "drop-tail", limit = "1000pkt" } }
+[[topology.right]]
+name = "servers"
+count = 1
+access = { rate = "100Mbps", delay = "1ms", queue = { kind = "drop-tail", limit = "1000pkt" } }
+[tcp]
+mss = 1448
+timestamps = true
+sack = true
+recovery = "sack"
+cc = "reno"
+pacing = true
+paced_iw = true
+[iw]
+default = "iw20"
+[iw.policies]
+iw20 = { kind = "fixed", segments = 20 }
+[[apps]]
+kind = "short-flows"
+clients = "clients"
+servers = "servers"
+start = "0.5s"
+request = "100B"
+response = "40seg"
+arrivals = { kind = "periodic", period = "1s" }
+flows = 2
+"""
+
+
+@pytest.mark.netns
+@pytest.mark.timeout(180)
+def test_an_emulated_paced_iw_leaves_rtt_over_iw_apart_after_linuxs_ten(tmp_path):
+    from test_emulate import _require_netns
+
+    from iwlab.emulate import emulate, pcap
+    from iwlab.scenario import Scenario
+
+    _require_netns()
+    emulate(Scenario.from_toml(PACED_SCENARIO, "<test>"), out=tmp_path, duration=3.0, capture=["right-0"])
+    segs = pcap.read(tmp_path / "capture-right-0.pcap")
+    conns = {(s.src, s.dst) for s in segs if s.syn and s.has_ack}
+    assert len(conns) == 2, conns
+    for server, client in conns:
+        mine = [s for s in segs if {s.src, s.dst} == {server, client}]
+        synack = next(s for s in mine if s.src == server and s.syn)
+        ack = next(s for s in mine if s.dst == server and not s.syn and s.ack == synack.seq + 1)
+        rtt = ack.time - synack.time
+        first, top = [], synack.seq + 1
+        for s in mine:
+            if s.dst == server and s.ack > synack.seq + 1:
+                break  # the first ACK of data
+            if s.src == server and s.payload and s.seq >= top:
+                first.append(s.time)
+                top = s.seq + s.payload
+        assert len(first) == 20, (server, len(first))
+        # Linux sends the first 10 back to back, then the rest RTT/IW apart on average.
+        assert first[9] - first[0] < 0.1 * rtt / 20 * 9, first
+        spacing = (first[-1] - first[9]) / 10
+        assert 0.6 * rtt / 20 < spacing < 1.6 * rtt / 20, (spacing, rtt / 20)
