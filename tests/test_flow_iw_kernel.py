@@ -211,7 +211,8 @@ def test_each_response_leaves_with_the_policys_iw_of_its_size(cgroup, policy, tm
             "--pin-root", str(PIN_ROOT), "--json")
     status = json.loads(r.stdout)
     record(status)
-    assert status["attached"] and status["config"] == {"default_iw": 4, "max_iw": 10, "created_cgroup": True}
+    assert status["attached"] and status["config"] == {"default_iw": 4, "max_iw": 10, "created_cgroup": True,
+                                                    "pacing": False, "paced_iw": False}
     cap = Capture(NS_S, DEV_S, tmp_path / "responses.pcap")
     try:
         srv = _server([str(IWLAB), "flow-iw", "exec", "--cgroup", name, "--netns", NS_S, "--"], policy,

@@ -272,3 +272,31 @@ def test_the_emulator_refuses_routes_instead_of_ignoring_them():
     sc = with_policy(iwlab.load("congested-links"), parse_policy(MINIMAL))
     with pytest.raises(PlanError, match="iw.routes"):
         build_plan(sc, pid=1)
+
+
+PACED = MINIMAL + "\n[tcp]\npacing = true\npaced_iw = true\n"
+
+
+def test_the_tcp_section_carries_the_deployable_pacing():
+    assert parse_policy(MINIMAL).tcp == {"pacing": False, "paced_iw": False} and not parse_policy(MINIMAL).paced
+    pf = parse_policy(PACED)
+    assert pf.tcp == {"pacing": True, "paced_iw": True} and pf.paced
+    with pytest.raises(PolicyFileError, match=r"p.toml:8: tcp.paced_iw = true is not allowed; expected true only "
+                                              r"with tcp.pacing = true"):
+        parse_policy(MINIMAL + "[tcp]\npaced_iw = true\n", "p.toml")
+    with pytest.raises(PolicyFileError, match=r"unknown field `pacing_ca_ratio`"):
+        parse_policy(MINIMAL + "[tcp]\npacing_ca_ratio = 100\n")
+
+
+def test_a_paced_policy_file_simulates_paced_connections():
+    import iwlab
+    from iwlab.policy import with_policy
+
+    base = iwlab.load("rfc6928", sets=SMALL)
+    paced = with_policy(base, parse_policy(PACED.replace("10.77.2.0/24", "default")))
+    assert paced.data["tcp"]["pacing"] is True and paced.data["tcp"]["paced_iw"] is True
+    plain = with_policy(base, parse_policy(MINIMAL.replace("10.77.2.0/24", "default")))
+    assert "paced_iw" not in plain.data.get("tcp", {})
+    # Paced departures change when flows complete: the run is not the unpaced one.
+    a, b = iwlab.run(plain), iwlab.run(paced)
+    assert not a.flows["completion"].equals(b.flows["completion"])

@@ -13,6 +13,10 @@ validated by the same Rust code — plus `[[routes]]` that map destination prefi
     initrwnd = 20                 # optional
     congctl = "cubic"             # optional
 
+    [tcp]                         # optional: pacing of the connections deployed
+    pacing = true                 # Linux's internal pacing (scenario key tcp.pacing)
+    paced_iw = true               # first flight spread over the handshake RTT (needs pacing)
+
 `Decider` answers "which IW for a new connection to this prefix" and learns from the events
 the simulator's connections report (loss in the initial window, close), through
 `iwlab._core.PolicyEngine`: the very `IwPolicy` implementations of `crates/iwlab-core/src/tcp/iw`.
@@ -31,7 +35,7 @@ from __future__ import annotations
 
 import ipaddress
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Union
 
@@ -84,6 +88,14 @@ class PolicyFile:
     routes: tuple[Route, ...]
     default: str | None
     """`[iw] default`: the policy of connections no route covers, in simulation."""
+    tcp: dict = field(default_factory=lambda: {"pacing": False, "paced_iw": False})
+    """`[tcp]`: {"pacing": bool, "paced_iw": bool}, the pacing deployed with the policies
+    (`iwlab flow-iw attach --policy`) and simulated (`with_policy`); paced_iw implies pacing."""
+
+    @property
+    def paced(self) -> bool:
+        """Does the file deploy any pacing (a `sock_ops` program must carry it)?"""
+        return bool(self.tcp["pacing"] or self.tcp["paced_iw"])
 
     def route_for(self, addr: str | ipaddress.IPv4Address | ipaddress.IPv6Address) -> Route | None:
         """The route whose prefix covers `addr`, longest prefix first, the default route last;
@@ -136,7 +148,8 @@ def parse_policy(text: str, path: str | None = None) -> PolicyFile:
         raise PolicyFileError(message, str(path) if path is not None else None, line, field) from None
     routes = tuple(Route(None if r["prefix"] is None else ipaddress.ip_network(r["prefix"]), r["policy"],
                          r["initrwnd"], r["congctl"], r["line"]) for r in data["routes"])
-    return PolicyFile(str(path) if path is not None else None, text, data["policies"], routes, data["default"])
+    return PolicyFile(str(path) if path is not None else None, text, data["policies"], routes, data["default"],
+                      dict(data["tcp"]))
 
 
 def load_policy(path: str | Path) -> PolicyFile:
@@ -281,7 +294,10 @@ def with_policy(scenario, pf: PolicyFile):
     Hosts have the emulator's addresses (198.18.0.0 + 4g + 2, g counting left hosts first, then
     right); a sender's IW towards a host a route covers is the route's policy, per sending host
     and keyed by the route's prefix; other destinations keep the application's policy
-    (docs/scenario-format.md, "Policy files")."""
+    (docs/scenario-format.md, "Policy files"). A file that paces (`[tcp]` pacing or
+    paced_iw true) sets the scenario's `tcp.pacing` and `tcp.paced_iw` to its values, for every
+    connection, as the deployed program paces every connection of its cgroup; a file that
+    paces nothing deploys nothing there, and the scenario's own keep."""
     from iwlab.scenario import Scenario
 
     data = json.loads(json.dumps(scenario.data))
@@ -299,6 +315,13 @@ def with_policy(scenario, pf: PolicyFile):
                                        ("congctl", r.congctl)) if v is not None} for r in pf.routes]
     if pf.default is not None:
         iw["default"] = pf.default
+    if pf.paced:
+        pacing = {"pacing": pf.tcp["pacing"], "paced_iw": pf.tcp["paced_iw"]}
+        data.setdefault("tcp", {}).update(pacing)
+        # An application's `tcp` table overrides the scenario's field by field: set it there too.
+        for app in data.get("apps", []):
+            if isinstance(app.get("tcp"), dict):
+                app["tcp"].update(pacing)
     return Scenario.from_data(data, f"{scenario.source} + {pf.path or '<policy>'}")
 
 

@@ -130,12 +130,14 @@ fn write_config(mut map: Array<&mut MapData, Config>, c: Config) -> Result<(), E
     map.set(0, c, 0).map_err(|e| kernel("writing the config map", e))
 }
 
-/// Changes the default IW and the largest accepted hint of an attached cgroup.
-pub fn configure(pins: &Path, default_iw: u32, max_iw: u32) -> Result<Value, Error> {
+/// Changes the default IW, the largest accepted hint and the pacing flags of an attached cgroup
+/// (connections established from then on).
+pub fn configure(pins: &Path, default_iw: u32, max_iw: u32, pacing: u32) -> Result<Value, Error> {
     let mut map = config_map(pins)?;
     let mut c = map.get(&0, 0).map_err(|e| kernel("reading the config map", e))?;
     c.default_iw = default_iw;
     c.max_iw = max_iw;
+    c.flags = (c.flags & layout::CFG_CREATED_CGROUP) | pacing;
     map.set(0, c, 0).map_err(|e| kernel("writing the config map", e))?;
     status(pins)
 }
@@ -175,7 +177,9 @@ pub fn status(pins: &Path) -> Result<Value, Error> {
         "pins": pins,
         "links": {"sockops": sockops, "setsockopt": setopt},
         "config": config.map(|c| json!({"default_iw": c.default_iw, "max_iw": c.max_iw,
-                                        "created_cgroup": c.flags & layout::CFG_CREATED_CGROUP != 0})),
+                                        "created_cgroup": c.flags & layout::CFG_CREATED_CGROUP != 0,
+                                        "pacing": c.flags & layout::CFG_PACING != 0,
+                                        "paced_iw": c.flags & layout::CFG_PACED_IW != 0})),
         "stats": stats,
     }))
 }

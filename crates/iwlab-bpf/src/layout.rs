@@ -14,11 +14,24 @@ pub struct Config {
 // SAFETY: plain u32 fields, no padding.
 unsafe impl aya::Pod for Config {}
 
-/// `IWLAB_CFG_CREATED_CGROUP`.
+/// `IWLAB_CFG_CREATED_CGROUP`, `IWLAB_CFG_PACING`, `IWLAB_CFG_PACED_IW`.
 pub const CFG_CREATED_CGROUP: u32 = 1;
+pub const CFG_PACING: u32 = 2;
+pub const CFG_PACED_IW: u32 = 4;
 
 /// `enum iwlab_flow_iw_stat`, in order.
-pub const STATS: [&str; 5] = ["default_set", "default_failed", "hint_set", "hint_refused", "hint_invalid"];
+pub const STATS: [&str; 10] = [
+    "default_set",
+    "default_failed",
+    "hint_set",
+    "hint_refused",
+    "hint_invalid",
+    "pacing_set",
+    "paced_iw_set",
+    "paced_iw_lifted",
+    "paced_iw_no_rtt",
+    "pacing_failed",
+];
 
 /// Program and map names in the object (section symbols), and the names they are pinned under.
 pub const SOCKOPS: &str = "iwlab_iw_sockops";
@@ -65,7 +78,9 @@ mod tests {
     }
 
     #[test]
-    fn created_cgroup_flag_matches() {
+    fn config_flags_match() {
         assert!(HEADER.contains(&format!("#define IWLAB_CFG_CREATED_CGROUP {CFG_CREATED_CGROUP}u")));
+        assert!(HEADER.contains(&format!("#define IWLAB_CFG_PACING {CFG_PACING}u")));
+        assert!(HEADER.contains(&format!("#define IWLAB_CFG_PACED_IW {CFG_PACED_IW}u")));
     }
 }

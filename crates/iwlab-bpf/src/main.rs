@@ -42,8 +42,10 @@ enum Cmd {
         /// Record that iwlab created the cgroup (the caller may remove it after detach).
         #[arg(long)]
         created_cgroup: bool,
+        #[command(flatten)]
+        pacing: Pacing,
     },
-    /// Change the default IW and the largest accepted hint.
+    /// Change the default IW, the largest accepted hint and the pacing.
     Configure {
         #[arg(long)]
         pins: PathBuf,
@@ -51,6 +53,8 @@ enum Cmd {
         default_iw: u32,
         #[arg(long)]
         max_iw: u32,
+        #[command(flatten)]
+        pacing: Pacing,
     },
     Status {
         #[arg(long)]
@@ -63,6 +67,29 @@ enum Cmd {
     },
     /// The cgroup id (inode) of a cgroup2 directory.
     CgroupId { cgroup: PathBuf },
+}
+
+/// What the sock_ops program paces (a policy file's `[tcp]`).
+#[derive(clap::Args, Clone, Copy)]
+struct Pacing {
+    /// Linux's internal pacing on every connection (SO_MAX_PACING_RATE turns it on).
+    #[arg(long)]
+    pacing: bool,
+    /// The first flight at IW·MSS per handshake RTT, lifted at the first RTT sample (needs --pacing).
+    #[arg(long)]
+    paced_iw: bool,
+}
+
+impl Pacing {
+    fn flags(self) -> Result<u32, Error> {
+        if self.paced_iw && !self.pacing {
+            return Err(Error::Usage(
+                "--paced-iw: allowed only with --pacing (Linux keeps pacing a socket once its max pacing rate was set)"
+                    .into(),
+            ));
+        }
+        Ok(if self.pacing { layout::CFG_PACING } else { 0 } | if self.paced_iw { layout::CFG_PACED_IW } else { 0 })
+    }
 }
 
 fn check_iw(default_iw: u32, max_iw: u32) -> Result<(), Error> {
@@ -81,15 +108,15 @@ fn check_iw(default_iw: u32, max_iw: u32) -> Result<(), Error> {
 fn run(cmd: Cmd) -> Result<serde_json::Value, Error> {
     match cmd {
         Cmd::Check => flow_iw::check(),
-        Cmd::Attach { cgroup, pins, default_iw, max_iw, created_cgroup } => {
+        Cmd::Attach { cgroup, pins, default_iw, max_iw, created_cgroup, pacing } => {
             check_iw(default_iw, max_iw)?;
-            let flags = if created_cgroup { layout::CFG_CREATED_CGROUP } else { 0 };
+            let flags = if created_cgroup { layout::CFG_CREATED_CGROUP } else { 0 } | pacing.flags()?;
             let config = layout::Config { default_iw, max_iw, flags, reserved: 0 };
             flow_iw::attach(&flow_iw::AttachArgs { cgroup, pins, config })
         }
-        Cmd::Configure { pins, default_iw, max_iw } => {
+        Cmd::Configure { pins, default_iw, max_iw, pacing } => {
             check_iw(default_iw, max_iw)?;
-            flow_iw::configure(&pins, default_iw, max_iw)
+            flow_iw::configure(&pins, default_iw, max_iw, pacing.flags()?)
         }
         Cmd::Status { pins } => flow_iw::status(&pins),
         Cmd::Detach { pins } => flow_iw::detach(&pins),

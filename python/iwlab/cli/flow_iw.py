@@ -39,11 +39,12 @@ def _pin_root(pin_root: Optional[Path]) -> Path:
     return pin_root or PIN_ROOT
 
 
-def _route_limits(policy: Path, route: Optional[str]) -> tuple[int, int]:
-    """(MinIW, V) of the size-based policy of the chosen route of a policy file."""
-    from iwlab.deploy.flow_iw_app import FlowSizePolicy
+def _route_limits(policy: Path, route: Optional[str]) -> tuple[int, int, dict]:
+    """(default IW, max IW, the file's [tcp] pacing) of the chosen route of a policy file: (MinIW,
+    V) of a size-based policy, (N, N) of a fixed one."""
+    from iwlab.policy import load_policy
 
-    pf = FlowSizePolicy(policy).file
+    pf = load_policy(policy)
     routes = [r for r in pf.routes if route is None and (len(pf.routes) == 1 or r.prefix is None)
               or r.key == route]
     if len(routes) != 1:
@@ -51,10 +52,12 @@ def _route_limits(policy: Path, route: Optional[str]) -> tuple[int, int]:
         raise LookupError(f"--route = {route!r}: {policy} has routes {have}; name one"
                           if route else f"{policy}: several routes ({have}) and none is 'default'; use --route")
     spec = pf.policies[routes[0].policy]
-    if spec.get("kind") != "size-based":
-        raise ValueError(f"route {routes[0].key}: policy {routes[0].policy!r} is {spec.get('kind')!r}; "
-                         "flow-iw attach --policy needs a size-based one (or give --default-iw/--max-iw)")
-    return spec["min_iw"], spec["v"]
+    if spec.get("kind") == "size-based":
+        return spec["min_iw"], spec["v"], pf.tcp
+    if spec.get("kind") == "fixed":
+        return spec["segments"], spec["segments"], pf.tcp
+    raise ValueError(f"route {routes[0].key}: policy {routes[0].policy!r} is {spec.get('kind')!r}; "
+                     "flow-iw attach --policy needs a size-based or fixed one (or give --default-iw/--max-iw)")
 
 
 def _print(out: dict, as_json: bool, text: str) -> None:
@@ -70,6 +73,7 @@ def _status_text(s: dict) -> str:
     lines = [f"{s['cgroup']}: attached (sock_ops link {links['sockops']['id']}, "
              f"setsockopt link {links['setsockopt']['id']}; pins {s['pins']})",
              f"  default IW {c['default_iw'] or 'route initcwnd'}, hints accepted 1..{c['max_iw']}, "
+             f"pacing {'paced IW, then internal' if c.get('paced_iw') else 'internal' if c.get('pacing') else 'off'}, "
              f"cgroup {'created by iwlab' if c['created_cgroup'] else 'not created by iwlab'}, "
              f"{len(s['processes'])} processes",
              "  " + ", ".join(f"{k} {v}" for k, v in st.items())]
@@ -93,19 +97,27 @@ def attach_cmd(
     default_iw: Optional[int] = typer.Option(None, "--default-iw",
                                              help="IW of connections that set none; 0: the route's (default: MinIW)"),
     max_iw: Optional[int] = typer.Option(None, "--max-iw", help="largest IW an application may set (default: V)"),
+    pacing: Optional[bool] = typer.Option(None, "--pacing/--no-pacing",
+                                          help="Linux's internal pacing on every connection (default: --policy's [tcp])"),
+    paced_iw: Optional[bool] = typer.Option(None, "--paced-iw/--no-paced-iw",
+                                            help="first flight spread over the handshake RTT; needs --pacing "
+                                                 "(default: --policy's [tcp])"),
     pin_root: Optional[Path] = typer.Option(None, "--pin-root", help=H_PINS),
     as_json: bool = typer.Option(False, "--json", help=H_JSON),
 ) -> None:
     """Attach the per-flow IW programs to a cgroup (root). Idempotent."""
     from iwlab.deploy import flow_iw as f
 
+    tcp = {"pacing": False, "paced_iw": False}
     if policy is not None:
-        lo, v = _call(_route_limits, policy, route)
+        lo, v, tcp = _call(_route_limits, policy, route)
         default_iw = lo if default_iw is None else default_iw
         max_iw = v if max_iw is None else max_iw
     if max_iw is None:
         _fail(f.FlowIwError("give --policy FILE, or --max-iw N (and --default-iw)", usage=True))
-    out = _call(f.attach, cgroup, default_iw or 0, max_iw, _pin_root(pin_root))
+    pacing = tcp["pacing"] if pacing is None else pacing
+    paced_iw = tcp["paced_iw"] if paced_iw is None else paced_iw
+    out = _call(f.attach, cgroup, default_iw or 0, max_iw, _pin_root(pin_root), pacing, paced_iw)
     _print(out, as_json, f"{out['action']}\n{_status_text(out)}" if out["changed"]
            else f"no change\n{_status_text(out)}")
 

@@ -9,7 +9,10 @@ Linux has no socket option for the initial window; a BPF program may set one wit
   `setsockopt(IPPROTO_TCP, TCP_FLOW_IW, segments)` (flow_iw_app.set_flow_iw / set_flow_size)
   into TCP_BPF_IW, returning the kernel's verdict as errno;
 * a `sock_ops` program gives every connection of the cgroup a default IW when it is
-  established (for the size-based policy: MinIW, the IW of a flow that declared no size).
+  established (for the size-based policy: MinIW, the IW of a flow that declared no size),
+  and paces it as a policy file's `[tcp]` says (`pacing`, `paced_iw`): SO_MAX_PACING_RATE
+  at IW·MSS per handshake RTT for the first flight, lifted at the first RTT sample
+  (docs/deploy.md, "Paced IW").
 
 Both are attached with cgroup links pinned under `<pin root>/<cgroup name>/` (bpffs), next to
 their two maps (config, counters). The pins are the whole state: `status` and `detach` read
@@ -119,9 +122,18 @@ def _procs(cg: Path) -> list[int]:
         return []
 
 
-def attach(name: str, default_iw: int, max_iw: int, pin_root: Path = PIN_ROOT) -> dict[str, Any]:
-    """Attaches (or re-configures) the programs on cgroup NAME. Idempotent: `changed` says
-    whether anything was done."""
+def _pacing_args(pacing: bool, paced_iw: bool) -> list[str]:
+    if paced_iw and not pacing:
+        raise FlowIwError("paced_iw = True: allowed only with pacing = True (Linux keeps pacing a socket "
+                          "once its max pacing rate was set)", usage=True)
+    return (["--pacing"] if pacing else []) + (["--paced-iw"] if paced_iw else [])
+
+
+def attach(name: str, default_iw: int, max_iw: int, pin_root: Path = PIN_ROOT, pacing: bool = False,
+           paced_iw: bool = False) -> dict[str, Any]:
+    """Attaches (or re-configures) the programs on cgroup NAME; `pacing`/`paced_iw` as a policy
+    file's `[tcp]`. Idempotent: `changed` says whether anything was done."""
+    pace = _pacing_args(pacing, paced_iw)
     if not 1 <= max_iw <= MAX_IW:
         raise FlowIwError(f"max_iw = {max_iw}: allowed 1..{MAX_IW} segments", usage=True)
     if not 0 <= default_iw <= max_iw:
@@ -132,9 +144,11 @@ def attach(name: str, default_iw: int, max_iw: int, pin_root: Path = PIN_ROOT) -
     before = status(name, pin_root)
     if before["attached"]:
         cfg = before["config"]
-        if (cfg["default_iw"], cfg["max_iw"]) == (default_iw, max_iw):
+        if (cfg["default_iw"], cfg["max_iw"], cfg["pacing"], cfg["paced_iw"]) == (default_iw, max_iw, pacing,
+                                                                                  paced_iw):
             return {"changed": False, "action": "none", **before}
-        after = _bpf("configure", "--pins", str(pins), "--default-iw", str(default_iw), "--max-iw", str(max_iw))
+        after = _bpf("configure", "--pins", str(pins), "--default-iw", str(default_iw), "--max-iw", str(max_iw),
+                     *pace)
         return {"changed": True, "action": "configured", **status(name, pin_root), "was": cfg, "raw": after}
     action = "attached"
     if pins.exists():  # a partial attach, or links whose cgroup was removed: start again
@@ -146,7 +160,8 @@ def attach(name: str, default_iw: int, max_iw: int, pin_root: Path = PIN_ROOT) -
             raise FlowIwError(f"--cgroup = {name!r}: {cg.parent} does not exist", usage=True)
         cg.mkdir()
     pins.parent.mkdir(parents=True, exist_ok=True)
-    args = ["attach", "--cgroup", str(cg), "--pins", str(pins), "--default-iw", str(default_iw), "--max-iw", str(max_iw)]
+    args = ["attach", "--cgroup", str(cg), "--pins", str(pins), "--default-iw", str(default_iw), "--max-iw", str(max_iw),
+            *pace]
     try:
         _bpf(*args, *(["--created-cgroup"] if created else []))
     except FlowIwError:

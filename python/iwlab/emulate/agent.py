@@ -89,6 +89,41 @@ def tcp_info(sock: socket.socket) -> dict[str, Any] | None:
     return out
 
 
+SO_MAX_PACING_RATE = 47  # asm-generic/socket.h
+# sk_setsockopt(SO_MAX_PACING_RATE): ~0U is "no limit" and leaves sk_pacing_status alone; any
+# other value turns TCP's internal pacing on for good (no fq needed).
+RATE_UNLIMITED, RATE_HIGHEST = 0xFFFFFFFF, 0xFFFFFFFE
+
+
+def _max_rate(sock: socket.socket, rate: int) -> None:
+    sock.setsockopt(socket.SOL_SOCKET, SO_MAX_PACING_RATE, struct.pack("=I", rate))
+
+
+def start_pacing(sock: socket.socket, pacing: bool, paced_iw: bool) -> float | None:
+    """What iwlab-bpf's sock_ops program does at establishment (crates/iwlab-bpf/bpf/flow_iw.bpf.c):
+    `paced_iw` caps the rate at IW·MSS per handshake RTT (tcpi_rtt, tcpi_snd_cwnd, tcpi_snd_mss)
+    and returns that RTT in seconds — lift the cap one RTT after the first flight starts;
+    `pacing` (or a paced IW without an RTT sample) turns internal pacing on without a cap.
+    Returns None when there is no cap to lift."""
+    if paced_iw:
+        info = tcp_info(sock)
+        if info and info["rtt_us"] and info["snd_cwnd"] and info["snd_mss"]:
+            _max_rate(sock, min(RATE_HIGHEST, max(1, info["snd_cwnd"] * info["snd_mss"] * 1_000_000 // info["rtt_us"])))
+            return info["rtt_us"] / 1e6
+    if pacing or paced_iw:
+        _max_rate(sock, RATE_HIGHEST)
+        _max_rate(sock, RATE_UNLIMITED)
+    return None
+
+
+def lift_pacing(sock: socket.socket) -> None:
+    """The first flight's cap goes; internal pacing stays (as the program's RTT callback)."""
+    try:
+        _max_rate(sock, RATE_UNLIMITED)
+    except OSError:  # closed meanwhile
+        pass
+
+
 class Agent:
     def __init__(self, cfg: dict[str, Any]):
         self.cfg = cfg
@@ -185,12 +220,22 @@ class Agent:
         while True:
             conn, peer = await loop.sock_accept(lsock)
             conn.setblocking(False)
-            self.spawn(self.serve(conn, peer))
+            self.spawn(self.serve(conn, peer, self.port_app.get(lsock.getsockname()[1])))
 
-    async def serve(self, conn: socket.socket, peer: tuple[str, int]) -> None:
+    async def serve(self, conn: socket.socket, peer: tuple[str, int], app: int | None = None) -> None:
         loop = asyncio.get_running_loop()
         rec: dict[str, Any] = {"type": "server", "host": self.host, "accept": self.now()}
         info0 = tcp_info(conn)
+        a = self.apps.get(app, {}) if app is not None else {}
+        cap_rtt = start_pacing(conn, bool(a.get("pacing")), bool(a.get("paced_iw")))
+
+        def first_send() -> None:
+            # The first flight starts now; its first ACK comes back one RTT later.
+            nonlocal cap_rtt
+            if cap_rtt is not None:
+                loop.call_later(cap_rtt, lift_pacing, conn)
+                cap_rtt = None
+
         buf = bytearray(65536)
         got = 0
         try:
@@ -205,6 +250,7 @@ class Agent:
                     if n == 0:
                         raise ConnectionError("client closed before its request was complete")
                     got += n
+                first_send()
                 await self.send_bytes(conn, msg["response"])
                 conn.shutdown(socket.SHUT_WR)
                 while n := await loop.sock_recv_into(conn, buf):
@@ -217,9 +263,11 @@ class Agent:
                         break
                     got += n
                     while served < min(got // req, len(sizes)):
+                        first_send()
                         await self.send_bytes(conn, sizes[served])
                         served += 1
             elif mode == "bulk-down":
+                first_send()
                 while True:
                     await loop.sock_sendall(conn, ZEROS)
             elif mode == "bulk-up":
@@ -438,6 +486,7 @@ class Agent:
     async def main(self) -> None:
         loop = asyncio.get_running_loop()
         keep: list[socket.socket] = []
+        self.port_app = {self.apps[app]["port"]: app for app in self.cfg["listen"]}
         for app in self.cfg["listen"]:
             ls = self.tcp_socket(app)
             ls.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)

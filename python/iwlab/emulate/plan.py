@@ -23,21 +23,16 @@ import os
 from dataclasses import dataclass, field
 from typing import Any
 
+from iwlab.emulate.errors import PlanError
+from iwlab.emulate.tcp_options import maxseg, merged_tcp
 from iwlab.emulate.units import queue_limit, relay_duration, seconds, size_bytes
+from iwlab.emulate.workload import Workload
 
 MAX_HOSTS = 1000  # interface names: iwl<pid ≤ 7 digits>-u<g ≤ 3 digits> ≤ 15 characters
 MAX_IW = 63  # IW addresses: 198.19.0.0 + 1024·w + g stays inside 198.19.0.0/16
 LINK_BASE = int(ipaddress.IPv4Address("198.18.0.0"))
 ALIAS_BASE = int(ipaddress.IPv4Address("198.19.0.0"))
 
-# Engine defaults (`TcpConfig::default`, docs/scenario-format.md) for fields a scenario leaves out.
-TCP_DEFAULTS: dict[str, Any] = {
-    "mss": "1460B", "cc": "reno", "sack": False, "timestamps": False, "ecn": False, "delayed_ack": True,
-    "initial_rto": "1s", "min_rto": "1s", "max_rto": "60s", "restart_after_idle": True, "syn_retries": 6,
-    "dupthresh": 3, "initial_ssthresh": False, "initial_rcv_wnd": False, "rcv_wnd": None,
-    "recovery": "newreno", "limited_transmit": False, "abc_l": 0, "granularity": "0s", "syn_loss": "rfc6928",
-    "prr": False, "hystart": False, "quickack": 0, "timers": "rfc", "rto_ssthresh": "each-expiry",
-}
 
 
 def ip(n: int) -> str:
@@ -137,10 +132,6 @@ class Plan:
         return next(h for h in self.hosts if h.name == name)
 
 
-class PlanError(ValueError):
-    """The scenario cannot be emulated as asked (message names the field and the limit)."""
-
-
 # ---- queues ------------------------------------------------------------------------------------
 
 def relay_queue(q: dict[str, Any], field_path: str) -> str:
@@ -186,30 +177,6 @@ def relay_queue(q: dict[str, Any], field_path: str) -> str:
 
 
 # ---- TCP ---------------------------------------------------------------------------------------
-
-def merged_tcp(data: dict[str, Any], app: dict[str, Any] | None = None) -> dict[str, Any]:
-    from iwlab.scenario import PROFILES
-
-    over = dict(data.get("tcp") or {})
-    if app:
-        over.update(app.get("tcp") or {})
-    t = dict(TCP_DEFAULTS)
-    if over.get("profile"):
-        # defaults <- profile <- [tcp] <- the app's tcp (scenario/profile.rs)
-        prof = dict(PROFILES[over["profile"]])
-        if over.get("sack") is False:
-            prof.update(recovery="newreno", prr=False, tlp=False)
-        if over.get("recovery", "rack") not in ("sack", "rack"):
-            prof["prr"] = False
-        if over.get("cc", "cubic") != "cubic":
-            prof["hystart"] = False  # Linux's HyStart is CUBIC's
-            prof.pop("cubic", None)
-        t.update(prof)
-        if isinstance(over.get("cubic"), dict) and isinstance(prof.get("cubic"), dict):
-            over["cubic"] = {**prof["cubic"], **over["cubic"]}
-    t.update(over)
-    return t
-
 
 def kernel_settings(tcp: dict[str, Any], notes: list[str]) -> Kernel:
     mss = size_bytes(tcp["mss"])
@@ -273,16 +240,16 @@ def kernel_settings(tcp: dict[str, Any], notes: list[str]) -> Kernel:
         notes.append("tcp.timers: Linux computes the RTO and the loss-probe time its own way (timers = \"linux\")")
     if tcp["rto_ssthresh"] != "once-per-window":
         notes.append("tcp.rto_ssthresh: Linux reduces ssthresh once per loss episode (\"once-per-window\")")
-    if tcp.get("pacing") or tcp.get("paced_iw"):
-        notes.append("tcp.pacing / tcp.paced_iw: not emulated (Linux paces a socket without fq once "
-                     "SO_MAX_PACING_RATE is set; the agents do not set it)")
+    if tcp.get("paced_iw"):
+        # tcp_update_skb_after_send(): "Original sch_fq does not pace first 10 MSS".
+        notes.append("tcp.paced_iw: the server agents cap SO_MAX_PACING_RATE at IW·MSS per handshake RTT "
+                     "for the first RTT of their responses, as `iwlab flow-iw` deploys it; Linux leaves a "
+                     "connection's first 10 segments unpaced, and the socket stays internally paced")
+    elif tcp.get("pacing"):
+        notes.append("tcp.pacing: the server agents turn on Linux's internal pacing (SO_MAX_PACING_RATE); "
+                     "client sockets are not paced")
     mtu = max(1500, mss + 40 + (12 if ts else 0))
     return Kernel(sysctls, optional, route_opts, cc, mtu)
-
-
-def maxseg(tcp: dict[str, Any]) -> int:
-    """TCP_MAXSEG for a payload MSS: the option carries 12 more bytes when timestamps are on."""
-    return size_bytes(tcp["mss"]) + (12 if tcp["timestamps"] else 0)
 
 
 # ---- topology ----------------------------------------------------------------------------------
@@ -413,7 +380,6 @@ def build_plan(scenario, seed: int | None = None, duration: float | None = None,
 
     tcp0 = merged_tcp(data)
     kernel = kernel_settings(tcp0, notes)
-    from iwlab.emulate.workload import Workload
 
     work = Workload(scenario, seed, run_duration, hosts, groups, forward, reverse, notes)
     work.assign(reference if replay else None)

@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
-from iwlab.emulate import collect
+import iwlab.emulate.collect as collect
 from iwlab.emulate.plan import Plan, build_plan
 from iwlab.emulate.topology import Topology, rundir_root
 

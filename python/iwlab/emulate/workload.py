@@ -25,7 +25,9 @@ import random
 from pathlib import Path
 from typing import Any
 
-from iwlab.emulate import dists
+from iwlab.emulate.dists import draw_bytes, mean, normalize, sample
+from iwlab.emulate.errors import PlanError
+from iwlab.emulate.tcp_options import maxseg, merged_tcp
 from iwlab.emulate.units import rate_bps, rate_or_share, seconds, size_bytes
 
 APP_PORT = 10_000
@@ -42,8 +44,6 @@ def seed_for(*parts: Any) -> int:
 
 def iw_policy(data: dict[str, Any], name: str, mss: int, notes: list[str]) -> dict[str, Any]:
     """A scenario IW policy as the agent's rule: a constant window or the size-based function."""
-    from iwlab.emulate.plan import PlanError
-
     p = data["iw"]["policies"][name]
     kind = p["kind"]
     if kind == "fixed":
@@ -105,9 +105,9 @@ class Workload:
             if v.get("unit") is not None:
                 factor = {"s": lambda u: seconds(f"1{u}"), "B": lambda u: size_bytes(f"1{u}"),
                           "bps": lambda u: rate_bps(f"1{u}")}.get(kind, lambda u: 1.0)(v["unit"])
-            return dists.normalize(v, factor, self.base_dir)
+            return normalize(v, factor, self.base_dir)
         fixed = {"s": lambda x: seconds(x, path), "B": lambda x: size_bytes(x, mss, path)}.get(kind, float)(v)
-        return dists.normalize(None, 1.0, fixed=fixed)
+        return normalize(None, 1.0, fixed=fixed)
 
     def toward_clients(self, app: dict[str, Any]) -> int:
         """Bottleneck rate from the servers' side to the clients' side."""
@@ -119,8 +119,6 @@ class Workload:
 
     # ---- the applications ------------------------------------------------------------------------
     def assign(self, reference=None) -> None:
-        from iwlab.emulate.plan import PlanError, maxseg, merged_tcp
-
         ref_flows = reference.flows.to_dict("records") if reference is not None else []
         ref_pages = reference.pages.to_dict("records") if reference is not None and len(reference.pages) else []
         flows_of: dict[int, list[dict[str, Any]]] = {}
@@ -155,7 +153,7 @@ class Workload:
                 rows = flows_of.get(base + i)
                 if rows:
                     return min(float(r["start"]) for r in rows)
-                return dists.sample(self.dist(app.get("start", "0s"), "s", f"{path}.start"),
+                return sample(self.dist(app.get("start", "0s"), "s", f"{path}.start"),
                                     random.Random(seed_for(self.seed, ai, i, "start")))
 
             if kind == "udp":
@@ -178,7 +176,8 @@ class Workload:
                                   "re-applied after every read (Linux resets the clamp when segment sizes change)")
             cfg = {"cc": CC[tcp["cc"]], "maxseg": maxseg(tcp),
                    "clamp": size_bytes(tcp["rcv_wnd"], mss) if tcp.get("rcv_wnd") is not None else None,
-                   "server_iw": pol_s, "client_iw": pol_c, "port": APP_PORT + ai}
+                   "server_iw": pol_s, "client_iw": pol_c, "port": APP_PORT + ai,
+                   "pacing": bool(tcp.get("pacing")), "paced_iw": bool(tcp.get("paced_iw"))}
             meta.update(server_iw=pol_s["name"], client_iw=pol_c["name"], label=APP_KIND_LABEL[kind])
             for c, s in pairs:
                 self.agents[c.name]["apps"][ai] = cfg
@@ -259,14 +258,14 @@ class Workload:
         if app.get("rate") is not None:
             rate = float(app["rate"])
         else:
-            rate = float(app["load"]) * self.toward_clients(app) / (8.0 * dists.mean(size_d))
+            rate = float(app["load"]) * self.toward_clients(app) / (8.0 * mean(size_d))
         rng = random.Random(seed_for(self.seed, ai, "flows"))
         t, k = start(0) + rng.expovariate(rate), 0
         while t < self.duration and (limit is None or k < int(limit)):
             c, s = pairs[rng.randrange(len(pairs))]
             self.agents[c.name]["schedule"].append({"t": t, "app": ai, "app_id": base, "app_kind": "poisson",
                                                     "server": self.srv(s), "request": request,
-                                                    "response": dists.draw_bytes(size_d, rng, 1)})
+                                                    "response": draw_bytes(size_d, rng, 1)})
             k += 1
             t += rng.expovariate(rate)
 

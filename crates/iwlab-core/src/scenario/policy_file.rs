@@ -13,7 +13,16 @@
 //! policy = "ten"
 //! initrwnd = 20                        # optional, segments ≥ 1
 //! congctl = "cubic"                    # optional, a congestion control name
+//!
+//! [tcp]                                # optional: pacing of every connection deployed
+//! pacing = true                        # Linux's internal pacing (200 % / 120 % of cwnd/SRTT)
+//! paced_iw = true                      # the first flight spread over the handshake RTT
 //! ```
+//!
+//! `[tcp]` takes only what `iwlab flow-iw` deploys (a `sock_ops` program setting
+//! `SO_MAX_PACING_RATE`): `paced_iw` needs `pacing`, because once a socket's max pacing rate was
+//! set Linux keeps pacing it internally (`sk_setsockopt()` moves `sk_pacing_status` to
+//! `SK_PACING_NEEDED` for good), so lifting the first flight's rate leaves the 200 %/120 % pacing.
 //!
 //! Every error names the field path (`routes[1].prefix`), the value, what is allowed, and
 //! the line (the same locating as scenario files).
@@ -38,6 +47,17 @@ pub struct RouteSpec {
     pub congctl: Option<String>,
 }
 
+/// The file's `[tcp]`: the pacing deployed with the policies (scenario keys `tcp.pacing`,
+/// `tcp.paced_iw`, same meaning).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PolicyTcp {
+    #[serde(default)]
+    pub pacing: bool,
+    #[serde(default)]
+    pub paced_iw: bool,
+}
+
 /// The file, as written.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -46,6 +66,8 @@ pub struct PolicyFileSpec {
     pub iw: IwSection,
     #[serde(default)]
     pub routes: Vec<RouteSpec>,
+    #[serde(default)]
+    pub tcp: PolicyTcp,
 }
 
 /// A destination prefix: an IPv4/IPv6 network, or the default route (both families).
@@ -147,6 +169,14 @@ impl PolicyFile {
             return Err(ScenarioError::invalid("iw.routes", "a policy file writes its routes as [[routes]]"));
         }
         let routes = validate_routes(&spec.routes, &configs, "routes")?;
+        if spec.tcp.paced_iw && !spec.tcp.pacing {
+            return Err(ScenarioError::value(
+                "tcp.paced_iw",
+                true,
+                "true only with tcp.pacing = true (Linux keeps pacing a socket internally once its \
+                 SO_MAX_PACING_RATE was set, so a deployed paced IW is followed by internal pacing)",
+            ));
+        }
         Ok(PolicyFile { spec, configs, routes })
     }
 
@@ -161,7 +191,7 @@ impl PolicyFile {
     }
 
     /// The whole file as canonical JSON: `policies`, `default`, `routes` (prefix text or
-    /// null for the default route, policy, initrwnd, congctl, line).
+    /// null for the default route, policy, initrwnd, congctl, line), `tcp` (`pacing`, `paced_iw`).
     pub fn to_json_string(&self) -> String {
         let routes: Vec<serde_json::Value> = self
             .routes
@@ -176,8 +206,9 @@ impl PolicyFile {
                 })
             })
             .collect();
-        serde_json::json!({ "policies": self.policies_json(), "default": self.spec.iw.default, "routes": routes })
-            .to_string()
+        serde_json::json!({ "policies": self.policies_json(), "default": self.spec.iw.default, "routes": routes,
+                            "tcp": {"pacing": self.spec.tcp.pacing, "paced_iw": self.spec.tcp.paced_iw} })
+        .to_string()
     }
 }
 
@@ -376,6 +407,25 @@ mod tests {
         assert_eq!(l, Some(2));
         let (m, _) = err("[[routes]\n");
         assert!(m.starts_with("syntax error at line 1"), "{m}");
+    }
+
+    #[test]
+    fn tcp_carries_the_deployable_pacing_only() {
+        let head = "[iw.policies]\nten = { kind = \"fixed\", segments = 10 }\n";
+        let f = PolicyFile::from_toml_str(&format!("{head}[tcp]\npacing = true\npaced_iw = true\n")).unwrap();
+        assert_eq!(f.spec.tcp, PolicyTcp { pacing: true, paced_iw: true });
+        assert!(f.to_json_string().contains(r#""tcp":{"paced_iw":true,"pacing":true}"#), "{}", f.to_json_string());
+        let plain = PolicyFile::from_toml_str(head).unwrap();
+        assert_eq!(plain.spec.tcp, PolicyTcp::default());
+        let (m, l) = err(&format!("{head}[tcp]\npaced_iw = true\n"));
+        assert!(m.starts_with("tcp.paced_iw = true is not allowed; expected true only with tcp.pacing = true"), "{m}");
+        assert_eq!(l, Some(4));
+        // The ratios are per-namespace sysctls, not something a cgroup's programs deploy.
+        let (m, l) = err(&format!("{head}[tcp]\npacing_ss_ratio = 150\n"));
+        assert!(m.contains("unknown field `pacing_ss_ratio`") && m.contains("expected `pacing` or `paced_iw`"), "{m}");
+        assert_eq!(l, Some(4));
+        let (m, _) = err(&format!("{head}[tcp]\npacing = 1\n"));
+        assert!(m.contains("tcp.pacing"), "{m}");
     }
 
     #[test]
