@@ -22,8 +22,6 @@ PACKAGE = Path(__file__).resolve().parent.parent / "python" / "iwlab"
 #: `iwlab.advise`, `iwlab.emulate` and `iwlab.studies` may appear here; a circle found that is
 #: not inside one of these sets fails the test, and entries go once their circle is gone.
 KNOWN: list[frozenset[str]] = [
-    frozenset({"iwlab.emulate", "iwlab.emulate.collect", "iwlab.emulate.plan", "iwlab.emulate.run",
-               "iwlab.emulate.topology", "iwlab.emulate.workload"}),
     frozenset({"iwlab.studies.base", "iwlab.studies.claims", "iwlab.studies.report"}),
 ]
 KNOWN_MAY_NAME = ("iwlab.advise", "iwlab.emulate", "iwlab.studies")
