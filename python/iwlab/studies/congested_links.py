@@ -599,7 +599,7 @@ def run(opts: Options, *, bandwidth_mbps: float | None = None, rtt_ms: float | N
         t.row_keys = _row_keys
         t.col_keys = lambda c, name=t.name: _col_keys(c, name)
     book = ledger()
-    judged = judge(book, Evidence(by_name, evidence(runs)))
+    judged = judge(book, Evidence(by_name, evidence(runs), seeds=p.seeds))
     if p.mode != "tiny" and opts.where:
         variants = variant_evidence(opts, p, bw, rtt)
         where_it_holds(judged, book, variants, "bottleneck buffer (preset 50 pkt); TCP background model "
@@ -633,7 +633,7 @@ def _col_keys(c: Any, table: str) -> dict[str, Any]:
 
 
 # ---------------------------------------------------------------------------------------------
-# Claims ledger (issue 14): Nathan & Rai's directional claims (seeds/001; the figures did not
+# Claims ledger: Nathan & Rai's directional claims (seeds/001; the figures did not
 # survive, so the claims are the directions their text states). Sentences are ours.
 
 HIGH = (80, 90, 95)
@@ -790,12 +790,17 @@ def ledger() -> list[Any]:
               "", "< 0 (≈ 0.05 vs 0.10)"),
         Claim("NR-C80", f"{src} §5", "§5 (conclusion)",
               "On a link congested at 80 % and more, IW10 serves flows under 10 packets worse than IW3.",
-              "IW10/IW3 completion-time ratio, 9 and 10 packets, levels ≥ 80 %, all patterns", Direction(">", 1.0),
-              ratio_checks("ratio_completion", [(pt, lv) for pt in PATTERNS for lv in HIGH], (9, 10)), C, "", "> 1"),
+              "IW10/IW3 completion-time ratio, 9 and 10 packets, 80 and 90 % (the paper's range ends at 90 %, §4.1), "
+              "constant and mixed patterns", Direction(">", 1.0),
+              ratio_checks("ratio_completion", [(pt, lv) for pt in ("constant", "mixed") for lv in (80, 90)], (9, 10)),
+              C, "", "> 1"),
         Claim("NR-C60", f"{src} §5", "§5 (conclusion)",
               "At about 60 % congestion and below, IW10 serves flows under 10 packets well (better than IW3).",
-              "IW10/IW3 completion-time ratio, 9 and 10 packets, 60 %, all patterns", Direction("<", 1.0),
-              ratio_checks("ratio_completion", [(pt, 60) for pt in PATTERNS], (9, 10)), C, "", "< 1"),
+              "IW10/IW3 completion-time ratio, 9 and 10 packets, varying pattern (≈ 60 % on average, the paper's "
+              "evidence for this, Fig. 3)", Direction("<", 1.0),
+              ratio_checks("ratio_completion", [("varying", 60)], (9, 10)), C, "", "< 1",
+              conflict="NR-2a and NR-5a say IW3 beats IW10 under constant congestion at every level, 60 % included; "
+                       "this conclusion rests on the varying pattern (Fig. 3), which is what it is checked on"),
         Claim("NR-C-size", f"{src} §5", "§5 (conclusion), abstract",
               "Flows of 9 and 21 packets complete sooner than flows of 10 and 22 packets, whatever the IW.",
               "mean completion time, 10 − 9 and 22 − 21 packets, s", Direction(">", 0.0),
@@ -837,5 +842,5 @@ def variant_evidence(opts: Options, p: Plan, bw: float, rtt: float) -> dict[str,
                     tasks.extend(_Task(f"{sc.hash()}-s{s}", point, s, sc) for s in range(1, p.seeds + 1))
         runs = per_run(run_all(tasks, opts))
         tabs = {t.name: t for t in tables(runs)}
-        out[label] = Evidence(tabs, evidence(runs))
+        out[label] = Evidence(tabs, evidence(runs), seeds=p.seeds)
     return out
