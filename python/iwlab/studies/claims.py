@@ -549,8 +549,9 @@ def errata_html(errata: Sequence[Erratum]) -> str:
 
 
 #: Badge colours: green, amber, red, blue-grey, grey — with the word on it, never colour alone.
-_BADGE = {"reproduced": ("#1e7b34", "#fff"), "partly": ("#f0ad00", "#222"), "not reproduced": ("#c62828", "#fff"),
-          "inconclusive": ("#5c6f8a", "#fff"), "not testable": ("#bbb", "#222")}
+_BADGE = {"reproduced": ("#1e7b34", "#ffffff"), "partly": ("#f0ad00", "#222222"),
+          "not reproduced": ("#c62828", "#ffffff"), "inconclusive": ("#5c6f8a", "#ffffff"),
+          "not testable": ("#bbbbbb", "#222222")}
 _COLOURS = {"reproduced": "#dff0d8", "partly": "#fcf8e3", "not reproduced": "#f2dede", "inconclusive": "#e3e8f0",
             "not testable": "#eee"}
 LEDGER_STYLE = """table.ledger{width:100%;font-size:.88em}table.ledger td,table.ledger th{text-align:left;
@@ -590,7 +591,9 @@ def claims_html(judged: Sequence[Judged], figures: Sequence[str] = (), ja: Seque
             for r in j.rows)
         where = f"<p class=note><b>Where it would hold:</b> {e(j.where)}</p>" if j.where else ""
         ev = f"<p class=note>Evidence: {links(c)}</p>" if c.links else ""
-        more = (f"<details><summary>{e(j.detail)}</summary><p class=note>{e(c.quantity)}. Rule: {e(c.rule.text())}. "
+        short = j.detail.split(" (holds at")[0].split(" (e.g. ")[0]
+        full = f"<p class=note>{e(j.detail)}</p>" if short != j.detail else ""
+        more = (f"<details><summary>{e(short)}</summary>{full}<p class=note>{e(c.quantity)}. Rule: {e(c.rule.text())}. "
                 f"Seeds: {j.seeds or '—'}.</p>{where}{ev}<table><tr><th>condition</th><th>published</th><th>ours</th>"
                 f"<th>verdict</th><th>why</th></tr>{detail_rows}</table></details>")
         body.append(
