@@ -446,12 +446,12 @@ def summary_line(judged: Sequence[Judged], label: str = "") -> str:
 
 
 def _share_str(j: Judged) -> str:
-    tested = [r for r in j.rows if r.verdict != "not testable"]
+    decided = [r for r in j.rows if r.verdict not in ("not testable", "inconclusive")]
     if j.share is None:
         return "—"
-    if len(tested) == 1:
+    if len(decided) == 1:
         return "1 of 1" if j.share == 1 else ("½ of 1" if j.share == 0.5 else "0 of 1")
-    return f"{100 * j.share:.0f} % of {len(tested)}"
+    return f"{100 * j.share:.0f} % of {len(decided)}"
 
 
 def _published_str(j: Judged) -> str:
