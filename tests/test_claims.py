@@ -94,31 +94,104 @@ def test_a_direction_rule_flips_and_names_the_conditions_where_it_holds():
     ev_down = cl.Evidence({"ratio_completion": _table("ratio_completion", rows, ["9 seg", "10 seg"], 0.8, 0.1)})
     assert cl.judge(book, ev_up)[0].verdict == "reproduced"
     assert cl.judge(book, ev_down)[0].verdict == "not reproduced"
-    # Mean above 1 but the interval straddles it: partly.
-    ev_weak = cl.Evidence({"ratio_completion": _table("ratio_completion", rows, ["9 seg", "10 seg"], 1.05, 0.2)})
-    assert cl.judge(book, ev_weak)[0].verdict == "partly"
-    # Holding at one level only: partly, and the detail names where.
+    # Mean above 1 but the interval straddles it: inconclusive (a coin flip at few seeds earns nothing).
+    ev_weak = cl.Evidence({"ratio_completion": _table("ratio_completion", rows, ["9 seg", "10 seg"], 1.05, 0.2)},
+                          seeds=3)
+    weak = cl.judge(book, ev_weak)[0]
+    assert weak.verdict == "inconclusive" and "seeds needed" in weak.detail and weak.seeds == 3
+    # Holding at two of five levels (4 of 10 conditions): partly, with the share and where it holds.
     t = _table("ratio_completion", rows, ["9 seg", "10 seg"], 0.8, 0.1)
     for df, v in ((t.frame, 1.3), (t.low, 1.2), (t.high, 1.4)):
         df.loc["constant 95 %"] = v
+        df.loc["constant 90 %"] = v
     j = cl.judge(book, cl.Evidence({"ratio_completion": t}))[0]
-    assert j.verdict == "partly" and "constant 95 %, 9 seg" in j.detail
+    assert j.verdict == "partly" and j.share == pytest.approx(0.4)
+    assert j.detail.startswith("40 % hold") and "constant 95 %, 9 seg" in j.detail
+    # At one level of five (10 %): below the 30 % floor, not reproduced.
+    for df in (t.frame, t.low, t.high):
+        df.loc["constant 90 %"] = 0.8
+    assert cl.judge(book, cl.Evidence({"ratio_completion": t}))[0].verdict == "not reproduced"
 
 
-def test_rules_at_their_edges():
-    c = lambda v, lo, hi: Cell(v, lo, hi, 3)  # noqa: E731
-    assert cl.Between(0, 1).judge(c(0.5, 0.1, 0.9))[0] == "reproduced"
-    assert cl.Between(0, 1).judge(c(0.9, 0.5, 1.3))[0] == "partly"
-    assert cl.Between(0, 1).judge(c(1.5, 1.2, 1.8))[0] == "not reproduced"
-    assert cl.Exact().judge(c(3, 3, 3), 3.0)[0] == "reproduced"
-    assert cl.Exact().judge(c(4, 4, 4), 3.0)[0] == "not reproduced"
-    near = cl.Near(tol=1.0, partly_tol=3.0)
-    assert near.judge(c(10, 9.5, 10.5), 11.4)[0] == "reproduced"
-    assert near.judge(c(10, 9.5, 10.5), 13.0)[0] == "partly"
-    assert near.judge(c(10, 9.5, 10.5), 14.0)[0] == "not reproduced"
-    assert near.judge(None, 14.0)[0] == "not testable"
-    assert cl.Near(tol=1, sign_ref=0).judge(c(10, 9, 11), 30.0)[0] == "partly"
-    assert cl.NotTestable("why").judge(c(1, 1, 1), 1.0) == ("not testable", "why")
+def _c(v, lo, hi, n=3):
+    return Cell(v, lo, hi, n)
+
+
+#: For each rule, a case that yields each outcome it can return: (rule, ours, published) per outcome.
+OUTCOME_CASES = {
+    cl.Near(tol=1.0, partly_tol=3.0): {
+        "reproduced": (_c(10, 9.5, 10.5), 11.4),
+        "partly": (_c(10, 9.5, 10.5), 13.0),
+        "not reproduced": (_c(10, 9.5, 10.5), 14.0),
+        "inconclusive": (_c(10, 7.0, 13.0), 10.0),
+        "not testable": (None, 14.0),
+    },
+    cl.Direction(">", 1.0): {
+        "reproduced": (_c(1.3, 1.2, 1.4), None),
+        "not reproduced": (_c(0.8, 0.7, 0.9), None),
+        "inconclusive": (_c(1.05, 0.9, 1.2), None),
+        "not testable": (None, None),
+    },
+    cl.Between(0.0, 1.0, partly_lo=-0.5, partly_hi=1.5): {
+        "reproduced": (_c(0.5, 0.1, 0.9), None),
+        "partly": (_c(1.2, 1.1, 1.3), None),
+        "not reproduced": (_c(2.0, 1.8, 2.2), None),
+        "inconclusive": (_c(0.9, 0.5, 1.3), None),
+        "not testable": (None, None),
+    },
+    cl.Exact(): {
+        "reproduced": (_c(3, 3, 3), 3.0),
+        "not reproduced": (_c(4, 4, 4), 3.0),
+        "not testable": (None, 3.0),
+    },
+    cl.NotTestable("why"): {"not testable": (_c(1, 1, 1), 1.0)},
+}
+
+
+@pytest.mark.parametrize("rule", list(OUTCOME_CASES), ids=lambda r: type(r).__name__)
+def test_each_verdict_rule_can_return_each_of_its_outcomes(rule):
+    cases = OUTCOME_CASES[rule]
+    assert set(cases) == set(type(rule).OUTCOMES), "a case for every outcome the rule declares"
+    assert set(type(rule).OUTCOMES) <= set(cl.VERDICTS)
+    for outcome, (ours, published) in cases.items():
+        assert rule.judge(ours, published)[0] == outcome, (outcome, ours, published)
+
+
+def test_every_rule_in_the_ledgers_can_both_pass_and_fail():
+    """No rule that cannot fail, none that cannot pass (except the declared not-testable ones)."""
+    for name, mod in MODULES.items():
+        for c in mod.ledger():
+            outs = set(type(c.rule).OUTCOMES)
+            if isinstance(c.rule, cl.NotTestable):
+                assert outs == {"not testable"} and c.rule.reason, c.id
+                continue
+            assert {"reproduced", "not reproduced"} <= outs, (name, c.id)
+
+
+def test_a_near_rule_needs_precision_and_says_how_many_seeds():
+    near = cl.Near(tol=1.0)
+    v, why = near.judge(_c(10, 8.0, 12.0, 4), 10.0)  # half-width 2 > tolerance 1
+    assert v == "inconclusive" and "about 16 seeds needed (this run: 4)" in why
+    # The same mean with a tight interval decides.
+    assert near.judge(_c(10, 9.6, 10.4, 16), 10.0)[0] == "reproduced"
+    # A right-direction effect of the wrong size is no longer partly: the looser band decides.
+    assert cl.Near(tol=5.0, partly_tol=10.0).judge(_c(40, 39, 41), 15.0)[0] == "not reproduced"
+
+
+def test_the_claim_verdict_follows_the_share_of_conditions_that_hold():
+    rule = cl.Direction(">", 0.0)
+    up, down, flat = _c(1, 0.5, 1.5), _c(-1, -1.5, -0.5), _c(0.1, -1, 1.2)
+
+    def verdict(cells):
+        claim = cl.Claim("x", "Doc", "p. 1", "x > 0", "x", rule, tuple(cl.Check(str(i), str(i)) for i in range(len(cells))))
+        (j,) = cl.judge([claim], cl.Evidence({}, {str(i): c for i, c in enumerate(cells)}))
+        return j.verdict, j.share
+
+    assert verdict([up] * 8 + [down] * 2) == ("reproduced", pytest.approx(0.8))
+    assert verdict([up] * 7 + [down] * 3) == ("partly", pytest.approx(0.7))
+    assert verdict([up] * 3 + [down] * 7) == ("partly", pytest.approx(0.3))
+    assert verdict([up] * 2 + [down] * 8) == ("not reproduced", pytest.approx(0.2))
+    assert verdict([up] * 2 + [flat] * 3) == ("inconclusive", None)
 
 
 def test_where_it_holds_rejudges_a_claim_on_the_variants():
@@ -181,7 +254,7 @@ def test_the_claims_table_and_summary_print():
     line = cl.summary_line(judged, "rfc2415")
     assert line == (f"rfc2415: {len(judged)} claims ({sum(len(j.rows) for j in judged)} checked cells/conditions): "
                     f"{n['reproduced']} reproduced, {n['partly']} partly, {n['not reproduced']} not reproduced, "
-                    f"{n['not testable']} not testable")
+                    f"{n['inconclusive']} inconclusive, {n['not testable']} not testable")
     assert text.splitlines()[-1] == cl.summary_line(judged)
 
 
@@ -275,7 +348,8 @@ def test_reproduce_prints_the_claims_first_and_all_ends_with_the_claims_summary(
     r = CliRunner().invoke(app, ["reproduce", "alpha", "--out", str(tmp_path / "one")])
     assert r.exit_code == 0, r.output
     lines = r.output.splitlines()
-    assert lines[0].startswith("Claims of the original") and "REPRODUCED" in lines[1]
+    assert lines[0].startswith("Claims of the original") and lines[1].split()[:2] == ["id", "source"]
+    assert "REPRODUCED" in lines[2] and "1 of 1" in lines[2]
     assert r.output.index("Claims of the original") < r.output.index("T: t")
     r = CliRunner().invoke(app, ["reproduce", "all", "--out", str(tmp_path / "all")])
     assert r.exit_code == 0, r.output
@@ -284,7 +358,7 @@ def test_reproduce_prints_the_claims_first_and_all_ends_with_the_claims_summary(
     assert tail[1].startswith("  alpha: 2 claims (2 checked cells/conditions): 2 reproduced, 0 partly, 0 not reproduced")
     assert tail[2].startswith("  beta: 2 claims (2 checked cells/conditions): 1 reproduced, 0 partly, 1 not reproduced")
     assert tail[3] == ("  all studies: 4 claims (4 checked cells/conditions): 3 reproduced, 0 partly, 1 not reproduced, "
-                       "0 not testable")
+                       "0 inconclusive, 0 not testable")
     assert tail[4].startswith("summary report: ")
     assert pd.read_csv(tmp_path / "all" / "beta" / "claims.csv")["verdict"].tolist() == ["not reproduced", "reproduced"]
     assert "All studies: 4 claims" in (tmp_path / "all" / "report.html").read_text()

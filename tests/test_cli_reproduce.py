@@ -104,6 +104,7 @@ def test_reproduce_all_runs_every_study_and_writes_the_summary(fake_studies, tmp
     out = tmp_path / "all"
     r = CliRunner().invoke(_app(), ["reproduce", "all", "--quick", "--seeds", "2", "--out", str(out)])
     assert r.exit_code == 0, r.output
+    assert r.output.startswith("--quick: ") and "indicative" in r.output.splitlines()[0]
     for name in fake_studies:
         assert f"== {name}: Stand-in study {name}" in r.output
         assert f"report: {out / name / 'report.html'}" in r.output

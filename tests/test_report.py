@@ -124,3 +124,61 @@ def test_reports_of_an_ungridded_and_of_an_unfinished_sweep(tmp_path):
     text = build_report(tmp_path / "part").read_text()
     assert "Incomplete sweep: 1 of 2 runs are on disk." in text
     assert set(_images(text)) == set(SWEEP_FIGURES) - {"queue length over time"}  # no sample_interval
+
+
+def _ledger_result():
+    """RFC 2415's ledger judged on a synthetic Table 1 (every decrease 20 % [15, 25], IW=1 delay 1 s):
+    a few claims decided, the rest not testable — enough rows and badges to fill a first screen."""
+    from iwlab.studies import claims as cl
+    from iwlab.studies import rfc2415
+    from iwlab.studies.base import Cell, StudyResult, Table
+
+    rows = [f"{w}/{f}" for w, f in rfc2415.RFC_ROWS]
+    cols = ["IW=1 (s)"] + [f"IW={k} (% decrease)" for k in (2, 3, 4)]
+    cells = {r: {c: (Cell(1.0, 0.9, 1.1, 5) if c == "IW=1 (s)" else Cell(20.0, 15.0, 25.0, 5)) for c in cols}
+             for r in rows}
+    t1 = Table.from_cells("T1", "T1", cells)
+    judged = cl.judge(rfc2415.ledger(), cl.Evidence({"T1": t1}, seeds=5))
+    return StudyResult("rfc2415", "RFC 2415", tables=[t1], claims=judged, errata=rfc2415.errata())
+
+
+def test_the_study_report_opens_on_a_ledger_table_with_badges_and_folded_detail(tmp_path):
+    from iwlab.studies.base import write_result
+
+    res = _ledger_result()
+    text = write_result(res, tmp_path).read_text()
+    _self_contained(text)
+    ledger = text[text.index("<table class=ledger>"):]
+    assert text.index("id=claims") < text.index("id=errata") < text.index("<h2>Tables</h2>")
+    assert ledger.count("<tr id='claim-") == len(res.claims)
+    assert ledger.count("class='badge") >= len(res.claims)  # one badge per claim row
+    assert ledger.count("<details>") >= len(res.claims)  # the per-condition detail is folded
+    assert "Table 2" in text[text.index("id=errata"):] and "16/0" in text[text.index("id=errata"):]
+
+
+@pytest.mark.browser
+@pytest.mark.timeout(180)
+def test_chromium_shows_the_ledger_table_on_the_first_screen(tmp_path):
+    from iwlab.studies.base import write_result
+    from iwlab.studies.claims import _BADGE
+
+    exe = _chromium()
+    page = write_result(_ledger_result(), tmp_path / "study")
+    shot = tmp_path / "ledger.png"
+    r = subprocess.run([exe, "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+                        "--disable-background-networking", "--disable-component-update", "--disable-sync",
+                        f"--user-data-dir={tmp_path / 'profile'}", f"--screenshot={shot}",
+                        "--window-size=1280,800", page.as_uri()], capture_output=True, text=True, timeout=150)
+    assert r.returncode == 0 and shot.exists(), r.stderr[-2000:]
+    px = np.asarray(Image.open(shot).convert("RGB")).reshape(800, 1280, 3).astype(int)
+
+    def badge_pixels(verdict: str) -> int:
+        rgb = tuple(int(_BADGE[verdict][0][i:i + 2], 16) for i in (1, 3, 5))
+        return int((np.abs(px - rgb) < 12).all(axis=2).sum())
+
+    # The first screen (1280 × 800) already shows claim rows: coloured badges, one per row.
+    shown = {v: badge_pixels(v) for v in ("reproduced", "partly", "not testable")}
+    assert shown["not testable"] > 300 and shown["reproduced"] + shown["partly"] > 100, shown
+    # The table's grid lines (#ccc) run through the first screen: a table, not paragraphs.
+    grid_rows = ((np.abs(px - 204) < 3).all(axis=2).sum(axis=1) > 600).sum()
+    assert grid_rows >= 5, grid_rows

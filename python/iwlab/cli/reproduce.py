@@ -30,11 +30,19 @@ def _check_studies(names: list[str]) -> None:
              f"(module {', '.join(STUDIES[n] for n in missing)} is missing)")
 
 
-def _print(result, path: Path) -> None:
-    if result.claims:
-        from iwlab.studies.claims import claims_text
+#: Quick mode's few seeds leave wide intervals: its verdicts point the way, the full mode decides.
+QUICK_NOTE = ("--quick: few seeds and short runs, so the verdicts below are indicative (many Near/Direction checks "
+              "come out inconclusive); run without --quick for the ledgers of record (docs/studies.md).")
 
+
+def _print(result, path: Path) -> None:
+    from iwlab.studies.claims import claims_text, errata_text
+
+    if result.claims:
         typer.echo(claims_text(result.claims))
+        typer.echo("")
+    if getattr(result, "errata", None):
+        typer.echo(errata_text(result.errata))
         typer.echo("")
     for table in result.tables:
         typer.echo(table.text())
@@ -78,6 +86,8 @@ def reproduce(
     _check_studies(list(STUDIES) if study == "all" else [study])
     folder = out if out is not None else Path("out") / study
     opts = Options(folder, quick=quick, seeds=seeds, jobs=jobs, dask=dask, progress=True, where=where)
+    if quick:
+        typer.echo(QUICK_NOTE)
     with user_errors():
         try:
             if study == "all":

@@ -1,5 +1,5 @@
 """Claims ledgers: what each founding document claims, the number it publishes, our number with its
-95 % interval, and a verdict computed by a rule written next to the claim (issue 14).
+95 % interval, and a verdict computed by a rule written next to the claim.
 
 A study module declares its ledger as data — `ledger(...) -> list[Claim]` — and computes its
 `Evidence` (its tables plus named cells such as paired per-seed differences). `judge` applies every
@@ -8,8 +8,9 @@ parameters, which are printed with the verdict. `where_it_holds` re-judges the c
 reproduced* against the same study run under other model choices (variants) and reports the region
 where each would hold.
 
-Verdicts: `reproduced`, `partly` (some conditions, or the direction without significance — the
-detail says which), `not reproduced`, `not testable` (the reason is given).
+Verdicts: `reproduced`, `partly` (the size within a stated looser band, or 30–80 % of the
+conditions hold), `not reproduced`, `inconclusive` (our interval too wide to decide; the seeds needed
+are printed), `not testable` (the reason is given). docs/studies.md states each rule with an example.
 """
 
 from __future__ import annotations
@@ -21,17 +22,22 @@ from typing import Any, Mapping, Sequence
 
 import pandas as pd
 
-from iwlab.studies.base import Cell, Table
+from iwlab.studies.model import Cell, Table
 
-__all__ = ["VERDICTS", "Between", "Check", "Claim", "Direction", "Evidence", "Exact", "Judged", "Near",
-           "NotTestable", "Ref", "Row", "Where", "claims_frame", "claims_html", "claims_text", "counts",
-           "judge", "summary_line", "where_it_holds", "where_text"]
+__all__ = ["VERDICTS", "Between", "Check", "Claim", "Direction", "Erratum", "Evidence", "Exact", "Judged", "Near",
+           "NotTestable", "Ref", "Row", "Where", "badge", "claims_frame", "claims_html", "claims_text", "counts",
+           "errata_frame", "errata_html", "errata_text", "judge", "summary_line", "where_it_holds", "where_text"]
 
-VERDICTS = ("reproduced", "partly", "not reproduced", "not testable")
+VERDICTS = ("reproduced", "partly", "not reproduced", "inconclusive", "not testable")
 VERDICTS_JA = {"reproduced": "再現された", "partly": "一部再現された", "not reproduced": "再現されなかった",
-               "not testable": "検証できない"}
+               "inconclusive": "判定できない（シード不足）", "not testable": "検証できない"}
+#: A claim's verdict from the share of its decided conditions that hold (reproduced = 1, partly = ½).
+SHARE_REPRODUCED = 0.8
+SHARE_PARTLY = 0.3
 CSV_COLUMNS = ["study", "claim_id", "source", "claim", "condition", "published", "ours", "ci_lo", "ci_hi", "verdict",
-               "diff", "unit", "claim_verdict", "rule", "why", "where", "link"]
+               "diff", "unit", "claim_verdict", "claim_share", "seeds", "rule", "why", "where", "source_conflict",
+               "link"]
+ERRATA_COLUMNS = ["study", "source", "at", "what", "evidence"]
 
 
 def _fmt(x: float | None, digits: int = 3) -> str:
@@ -41,22 +47,36 @@ def _fmt(x: float | None, digits: int = 3) -> str:
 
 
 # ---------------------------------------------------------------------------------------------
-# Rules: each has a sentence (printed beside the claim) and a judgement of one cell.
+# Rules: each has a sentence (printed beside the claim), the outcomes it can return (`OUTCOMES`, a
+# test makes each rule return each of them) and a judgement of one cell.
+
+
+def _ci(ours: Cell) -> tuple[float, float]:
+    return (ours.lo, ours.hi) if math.isfinite(ours.lo) else (ours.value, ours.value)
+
+
+def _seeds_needed(n: int, half: float, target: float) -> str:
+    """Seeds for a CI half-width of `target` (the half-width shrinks as 1/√n)."""
+    if n <= 0 or target <= 0:
+        return "more seeds needed"
+    return f"about {max(n + 1, math.ceil(n * (half / target) ** 2))} seeds needed (this run: {n})"
 
 
 @dataclass(frozen=True)
 class Near:
-    """A published number against ours: *reproduced* when the published value lies in our 95 % CI
-    widened by max(`tol`, `rel` × |published|); *partly* when it lies within the looser band
-    max(`partly_tol`, `partly_rel` × |published|) or — with `sign_ref` — ours and the published value
-    sit on the same side of `sign_ref` with our CI excluding it; otherwise *not reproduced*."""
+    """A published number against ours. The tolerance is w = max(`tol`, `rel` × |published|).
+    *inconclusive* when our 95 % CI is wider than the tolerance (half-width > w): the run cannot tell
+    a match from a miss, and the seeds needed are printed; *reproduced* when the published value
+    lies in our CI widened by w; *partly* when it lies in our CI widened by the looser band
+    max(`partly_tol`, `partly_rel` × |published|); otherwise *not reproduced*."""
 
     tol: float = 0.0
     rel: float = 0.0
     partly_tol: float = 0.0
     partly_rel: float = 0.0
-    sign_ref: float | None = None
     unit: str = ""
+
+    OUTCOMES = ("reproduced", "partly", "not reproduced", "inconclusive", "not testable")
 
     def _band(self, published: float, a: float, r: float) -> float:
         return max(a, r * abs(published))
@@ -68,86 +88,107 @@ class Near:
         loose = " or ".join(x for x in (f"±{self.partly_tol:g}{u}" if self.partly_tol else "",
                                         f"±{100 * self.partly_rel:g} %" if self.partly_rel else "") if x)
         s = f"reproduced when the published value lies within our 95 % CI widened by {tight}"
-        parts = []
         if loose:
-            parts.append(f"within {loose}")
-        if self.sign_ref is not None:
-            parts.append(f"on the same side of {self.sign_ref:g} as ours with our CI excluding {self.sign_ref:g}")
-        if parts:
-            s += "; partly when " + " or ".join(parts)
-        return s + "; otherwise not reproduced"
+            s += f"; partly when within {loose}"
+        return s + "; inconclusive when our CI is wider than the tolerance; otherwise not reproduced"
 
     def judge(self, ours: Cell | None, published: float | None) -> tuple[str, str]:
         if published is None:
             return "not testable", "no published number"
         if ours is None or not math.isfinite(ours.value):
             return "not testable", "no data for this condition in this run"
-        lo, hi = (ours.lo, ours.hi) if math.isfinite(ours.lo) else (ours.value, ours.value)
+        lo, hi = _ci(ours)
         w = self._band(published, self.tol, self.rel)
+        half = (hi - lo) / 2
+        if half > w * (1 + 1e-9):  # rounding of lo/hi must not make a CI "wider" than itself
+            return "inconclusive", (f"our CI [{_fmt(lo)}, {_fmt(hi)}] is wider than the tolerance ±{_fmt(w)}: "
+                                    + _seeds_needed(ours.n, half, w))
         if lo - w <= published <= hi + w:
             return "reproduced", f"published {_fmt(published)} within [{_fmt(lo - w)}, {_fmt(hi + w)}]"
         w2 = self._band(published, self.partly_tol, self.partly_rel)
         if w2 > w and lo - w2 <= published <= hi + w2:
             return "partly", f"published {_fmt(published)} within the looser band [{_fmt(lo - w2)}, {_fmt(hi + w2)}]"
-        if self.sign_ref is not None:
-            r = self.sign_ref
-            same = (published > r and lo > r) or (published < r and hi < r)
-            if same:
-                return "partly", f"same side of {r:g} as published, value off by {_fmt(ours.value - published)}"
         return "not reproduced", f"ours {_fmt(ours.value)} [{_fmt(lo)}, {_fmt(hi)}] vs published {_fmt(published)}"
 
 
 @dataclass(frozen=True)
 class Direction:
-    """A direction: *reproduced* when our whole 95 % CI lies on the claimed side of `ref`; *partly*
-    when only the mean does; *not reproduced* when the mean is on the other side (or on `ref`)."""
+    """A direction (the source gives no size): *reproduced* when our whole 95 % CI lies on the
+    claimed side of `ref`; *not reproduced* when it lies wholly on the other side (or on `ref`);
+    *inconclusive* when it contains `ref` — a mean on the right side is a coin flip at a few
+    seeds, so it earns nothing, and the seeds needed are printed."""
 
     side: str  # ">" or "<"
     ref: float
 
+    OUTCOMES = ("reproduced", "not reproduced", "inconclusive", "not testable")
+
     def text(self) -> str:
         word = "above" if self.side == ">" else "below"
-        return (f"reproduced when our whole 95 % CI lies {word} {self.ref:g}; partly when only the mean does; "
-                "otherwise not reproduced")
+        return (f"reproduced when our whole 95 % CI lies {word} {self.ref:g}; not reproduced when it lies on the "
+                f"other side; inconclusive when it contains {self.ref:g}")
 
     def judge(self, ours: Cell | None, published: float | None = None) -> tuple[str, str]:
         if ours is None or not math.isfinite(ours.value):
             return "not testable", "no data for this condition in this run"
-        lo, hi = (ours.lo, ours.hi) if math.isfinite(ours.lo) else (ours.value, ours.value)
+        lo, hi = _ci(ours)
         up = self.side == ">"
+        word = "above" if up else "below"
         if (lo > self.ref) if up else (hi < self.ref):
-            return "reproduced", f"CI [{_fmt(lo)}, {_fmt(hi)}] {'above' if up else 'below'} {self.ref:g}"
-        if (ours.value > self.ref) if up else (ours.value < self.ref):
-            return "partly", f"mean {_fmt(ours.value)} on the claimed side, CI [{_fmt(lo)}, {_fmt(hi)}] includes {self.ref:g}"
-        return "not reproduced", f"mean {_fmt(ours.value)} [{_fmt(lo)}, {_fmt(hi)}] not {'above' if up else 'below'} {self.ref:g}"
+            return "reproduced", f"CI [{_fmt(lo)}, {_fmt(hi)}] {word} {self.ref:g}"
+        if (hi <= self.ref) if up else (lo >= self.ref):
+            return "not reproduced", f"CI [{_fmt(lo)}, {_fmt(hi)}] not {word} {self.ref:g}"
+        gap = abs(ours.value - self.ref)
+        return "inconclusive", (f"CI [{_fmt(lo)}, {_fmt(hi)}] contains {self.ref:g}: "
+                                + _seeds_needed(ours.n, (hi - lo) / 2, gap))
 
 
 @dataclass(frozen=True)
 class Between:
-    """*reproduced* when our whole 95 % CI lies in [lo, hi]; *partly* when the mean does; otherwise
-    *not reproduced*."""
+    """A published range or magnitude ("≈ 2×", "5–10 %"): *reproduced* when our whole 95 % CI lies
+    in [lo, hi]; *inconclusive* when our mean does but the CI crosses an edge; *partly* when our
+    whole CI lies in the looser band [`partly_lo`, `partly_hi`] (when given); otherwise *not
+    reproduced*."""
 
     lo: float
     hi: float
+    partly_lo: float | None = None
+    partly_hi: float | None = None
+
+    OUTCOMES = ("reproduced", "partly", "not reproduced", "inconclusive", "not testable")
 
     def text(self) -> str:
-        return (f"reproduced when our whole 95 % CI lies in [{self.lo:g}, {self.hi:g}]; partly when only the mean "
-                "does; otherwise not reproduced")
+        s = f"reproduced when our whole 95 % CI lies in [{self.lo:g}, {self.hi:g}]"
+        if self.partly_lo is not None or self.partly_hi is not None:
+            s += f"; partly when it lies in [{self._plo():g}, {self._phi():g}]"
+        return s + "; inconclusive when only the mean does; otherwise not reproduced"
+
+    def _plo(self) -> float:
+        return self.lo if self.partly_lo is None else self.partly_lo
+
+    def _phi(self) -> float:
+        return self.hi if self.partly_hi is None else self.partly_hi
 
     def judge(self, ours: Cell | None, published: float | None = None) -> tuple[str, str]:
         if ours is None or not math.isfinite(ours.value):
             return "not testable", "no data for this condition in this run"
-        lo, hi = (ours.lo, ours.hi) if math.isfinite(ours.lo) else (ours.value, ours.value)
+        lo, hi = _ci(ours)
         if self.lo <= lo and hi <= self.hi:
             return "reproduced", f"CI [{_fmt(lo)}, {_fmt(hi)}] inside [{self.lo:g}, {self.hi:g}]"
         if self.lo <= ours.value <= self.hi:
-            return "partly", f"mean {_fmt(ours.value)} inside, CI [{_fmt(lo)}, {_fmt(hi)}] not"
-        return "not reproduced", f"mean {_fmt(ours.value)} outside [{self.lo:g}, {self.hi:g}]"
+            target = min(ours.value - self.lo, self.hi - ours.value)
+            return "inconclusive", (f"mean {_fmt(ours.value)} inside, CI [{_fmt(lo)}, {_fmt(hi)}] crosses an edge: "
+                                    + _seeds_needed(ours.n, (hi - lo) / 2, target))
+        if (self._plo(), self._phi()) != (self.lo, self.hi) and self._plo() <= lo and hi <= self._phi():
+            return "partly", f"CI [{_fmt(lo)}, {_fmt(hi)}] inside the looser [{self._plo():g}, {self._phi():g}]"
+        return "not reproduced", f"mean {_fmt(ours.value)} [{_fmt(lo)}, {_fmt(hi)}] outside [{self.lo:g}, {self.hi:g}]"
 
 
 @dataclass(frozen=True)
 class Exact:
     """*reproduced* when our (deterministic) value equals the published one; otherwise *not reproduced*."""
+
+    OUTCOMES = ("reproduced", "not reproduced", "not testable")
 
     def text(self) -> str:
         return "reproduced when our value equals the published one exactly; otherwise not reproduced"
@@ -162,9 +203,11 @@ class Exact:
 
 @dataclass(frozen=True)
 class NotTestable:
-    """The claim cannot be tested with this study's model; `reason` says why."""
+    """The claim cannot be tested with this study's model, or is out of scope; `reason` says why."""
 
     reason: str
+
+    OUTCOMES = ("not testable",)
 
     def text(self) -> str:
         return f"not testable here: {self.reason}"
@@ -219,6 +262,18 @@ class Claim:
     unit: str = ""
     published_text: str = ""
     claim_ja: str = ""
+    #: Where the source contradicts itself on this claim (and which reading the checks use).
+    conflict: str = ""
+
+
+@dataclass(frozen=True)
+class Erratum:
+    """A suspected error in an original document: where, what, and the evidence for it."""
+
+    source: str
+    at: str
+    what: str
+    evidence: str
 
 
 @dataclass
@@ -227,12 +282,15 @@ class Evidence:
 
     tables: Mapping[str, Table]
     cells: Mapping[str, Cell] = field(default_factory=dict)
+    #: Seeds behind every cell of this run (the tables keep no per-cell count).
+    seeds: int = 0
 
     def get(self, ref: Ref | str | None) -> Cell | None:
         if ref is None:
             return None
         if isinstance(ref, str):
-            return self.cells.get(ref)
+            c = self.cells.get(ref)
+            return c if c is None or c.n or not self.seeds else Cell(c.value, c.lo, c.hi, self.seeds)
         t = self.tables.get(ref.table)
         if t is None or ref.row not in t.frame.index or ref.col not in t.frame.columns:
             return None
@@ -242,7 +300,7 @@ class Evidence:
         lo = t.low.loc[ref.row, ref.col] if t.low is not None else v
         hi = t.high.loc[ref.row, ref.col] if t.high is not None else v
         lo, hi = (float(v) if pd.isna(lo) else float(lo)), (float(v) if pd.isna(hi) else float(hi))
-        return Cell(float(v), lo, hi, 0)
+        return Cell(float(v), lo, hi, self.seeds)
 
 
 @dataclass
@@ -260,35 +318,53 @@ class Judged:
     verdict: str
     detail: str
     where: str = ""
+    #: Share of the decided conditions that hold (reproduced = 1, partly = ½); None when none decided.
+    share: float | None = None
+    seeds: int = 0
 
     @property
     def ours(self) -> Cell | None:
         return self.rows[0].ours if len(self.rows) == 1 else None
 
 
-def _aggregate(rows: Sequence[Row]) -> tuple[str, str]:
+def _aggregate(rows: Sequence[Row]) -> tuple[str, str, float | None]:
+    """A claim's verdict from its conditions. Not-testable conditions are left out; when more than
+    half of the rest are inconclusive the claim is *inconclusive*; otherwise the share of decided
+    conditions that hold (reproduced counts 1, partly ½) gives *reproduced* at ≥ 80 %, *partly*
+    at ≥ 30 %, *not reproduced* below."""
     tested = [r for r in rows if r.verdict != "not testable"]
     if not tested:
-        return "not testable", rows[0].why if rows else "no conditions"
+        return "not testable", rows[0].why if rows else "no conditions", None
     n = {v: sum(r.verdict == v for r in tested) for v in VERDICTS}
     skipped = f"; {len(rows) - len(tested)} not testable" if len(tested) < len(rows) else ""
+    decided = len(tested) - n["inconclusive"]
     if len(tested) == 1:
-        return tested[0].verdict, tested[0].why + skipped
-    tally = f"{n['reproduced']} of {len(tested)} conditions reproduced, {n['partly']} partly, {n['not reproduced']} not"
-    if n["reproduced"] == len(tested):
-        return "reproduced", tally + skipped
-    if n["reproduced"] == 0 and n["partly"] < len(tested):
-        return "not reproduced", tally + skipped
+        r = tested[0]
+        share = None if r.verdict == "inconclusive" else {"reproduced": 1.0, "partly": 0.5}.get(r.verdict, 0.0)
+        return r.verdict, r.why + skipped, share
+    unsure = f", {n['inconclusive']} inconclusive" if n["inconclusive"] else ""
+    tally = (f"{n['reproduced']} of {len(tested)} conditions reproduced, {n['partly']} partly, "
+             f"{n['not reproduced']} not{unsure}")
+    if n["inconclusive"] * 2 > len(tested):
+        why = next(r.why for r in tested if r.verdict == "inconclusive")
+        return "inconclusive", f"{tally} (e.g. {why}){skipped}", None
+    share = (n["reproduced"] + 0.5 * n["partly"]) / decided
+    head = f"{100 * share:.0f} % hold: {tally}"
+    if share >= SHARE_REPRODUCED:
+        verdict = "reproduced"
+    elif share >= SHARE_PARTLY:
+        verdict = "partly"
+    else:
+        verdict = "not reproduced"
     holds = [r.check.condition for r in tested if r.verdict == "reproduced"]
     shown = "; ".join(holds[:6]) + (" …" if len(holds) > 6 else "")
-    return "partly", tally + (f" (holds at: {shown})" if holds else "") + skipped
+    where = f" (holds at: {shown})" if holds and verdict != "reproduced" else ""
+    return verdict, head + where + skipped, share
 
 
 def judge(ledger: Sequence[Claim], ev: Evidence) -> list[Judged]:
-    """Applies every claim's rule to each of its checks; the claim's verdict aggregates them:
-    all tested conditions reproduced → reproduced; none reproduced and at least one not reproduced →
-    not reproduced; otherwise (some reproduced, or every one partly) → partly, with the conditions
-    where it holds listed; nothing tested → not testable."""
+    """Applies every claim's rule to each of its checks; the claim's verdict aggregates them by the
+    share of decided conditions that hold (see `_aggregate`)."""
     out = []
     for c in ledger:
         rows = []
@@ -297,8 +373,8 @@ def judge(ledger: Sequence[Claim], ev: Evidence) -> list[Judged]:
             verdict, why = c.rule.judge(ours, ch.published)
             assert verdict in VERDICTS, verdict
             rows.append(Row(ch, ours, verdict, why))
-        v, detail = _aggregate(rows)
-        out.append(Judged(c, rows, v, detail))
+        v, detail, share = _aggregate(rows)
+        out.append(Judged(c, rows, v, detail, share=share, seeds=ev.seeds))
     return out
 
 
@@ -362,8 +438,20 @@ def summary_line(judged: Sequence[Judged], label: str = "") -> str:
     n = counts(judged)
     cells = sum(len(j.rows) for j in judged)
     head = f"{label}: " if label else ""
-    return (f"{head}{len(judged)} claims ({cells} checked cells/conditions): {n['reproduced']} reproduced, "
-            f"{n['partly']} partly, {n['not reproduced']} not reproduced, {n['not testable']} not testable")
+    seeds = sorted({j.seeds for j in judged if j.seeds})
+    at = f" at {'/'.join(map(str, seeds))} seeds" if seeds else ""
+    return (f"{head}{len(judged)} claims ({cells} checked cells/conditions{at}): {n['reproduced']} reproduced, "
+            f"{n['partly']} partly, {n['not reproduced']} not reproduced, {n['inconclusive']} inconclusive, "
+            f"{n['not testable']} not testable")
+
+
+def _share_str(j: Judged) -> str:
+    decided = [r for r in j.rows if r.verdict not in ("not testable", "inconclusive")]
+    if j.share is None:
+        return "—"
+    if len(decided) == 1:
+        return "1 of 1" if j.share == 1 else ("½ of 1" if j.share == 0.5 else "0 of 1")
+    return f"{100 * j.share:.0f} % of {len(decided)}"
 
 
 def _published_str(j: Judged) -> str:
@@ -391,22 +479,23 @@ def _ours_str(j: Judged) -> str:
     return f"{len(vals)} cells, {_fmt(min(vals))}…{_fmt(max(vals))}"
 
 
-def claims_text(judged: Sequence[Judged], width: int = 60) -> str:
-    """The claims table as text: id · source · claim · published · ours [CI] · verdict (then the
-    tally detail and, for claims not reproduced, where they would hold)."""
+def claims_text(judged: Sequence[Judged], width: int = 56) -> str:
+    """The ledger as text, one line per claim: id · source · our words · published · ours [CI] ·
+    share of conditions that hold · VERDICT (per-condition detail in claims.csv and the report)."""
     if not judged:
         return ""
-    lines = ["Claims of the original, and what our runs say (rule per claim in claims.csv / the report):"]
-    rows = [(j.claim.id, j.claim.source, j.claim.claim, _published_str(j), _ours_str(j), j.verdict) for j in judged]
-    w_id = max(len(r[0]) for r in rows)
-    w_src = max(len(r[1]) for r in rows)
-    for j, (cid, src, text, pub, ours, verdict) in zip(judged, rows):
-        short = text if len(text) <= width else text[: width - 1] + "…"
-        lines.append(f"  {cid:<{w_id}}  {src:<{w_src}}  {short:<{width}}  published {pub} · ours {ours} · {verdict.upper()}")
-        if len(j.rows) > 1 or j.verdict != "reproduced":
-            lines.append(f"  {'':<{w_id}}  {'':<{w_src}}  ↳ {j.detail}")
-        if j.where:
-            lines.append(f"  {'':<{w_id}}  {'':<{w_src}}  ↳ where it would hold: {j.where}")
+    lines = ["Claims of the original, and what our runs say (per-condition detail and rules: claims.csv, report):"]
+    rows = [(j.claim.id, j.claim.source, j.claim.claim, _published_str(j), _ours_str(j), _share_str(j),
+             j.verdict.upper()) for j in judged]
+    heads = ("id", "source", "claim (our words)", "published", "ours [95 % CI]", "holds", "verdict")
+    cut = lambda t, n: t if len(t) <= n else t[: n - 1] + "…"  # noqa: E731
+    rows = [(a, cut(b, 28), cut(c, width), cut(d, 22), cut(e, 26), f, g) for a, b, c, d, e, f, g in rows]
+    widths = [max(len(r[i]) for r in [heads, *rows]) for i in range(len(heads))]
+    fmt = lambda r: "  " + "  ".join(x.ljust(w) for x, w in zip(r, widths)).rstrip()  # noqa: E731
+    lines += [fmt(heads), *map(fmt, rows)]
+    for j in judged:
+        if j.claim.conflict:
+            lines.append(f"  source conflict, {j.claim.id}: {j.claim.conflict}")
     lines.append(summary_line(judged))
     return "\n".join(lines)
 
@@ -429,18 +518,58 @@ def claims_frame(study: str, judged: Sequence[Judged]) -> pd.DataFrame:
                 "ours": o.value if o else None, "ci_lo": o.lo if o else None, "ci_hi": o.hi if o else None,
                 "verdict": r.verdict,
                 "diff": (o.value - pub) if (o is not None and pub is not None) else None,
-                "unit": c.unit, "claim_verdict": j.verdict, "rule": c.rule.text(), "why": r.why,
-                "where": j.where, "link": " ".join(c.links),
+                "unit": c.unit, "claim_verdict": j.verdict, "claim_share": j.share, "seeds": j.seeds,
+                "rule": c.rule.text(), "why": r.why, "where": j.where, "source_conflict": c.conflict,
+                "link": " ".join(c.links),
             })
     return pd.DataFrame(rows, columns=CSV_COLUMNS)
 
 
-_COLOURS = {"reproduced": "#dff0d8", "partly": "#fcf8e3", "not reproduced": "#f2dede", "not testable": "#eee"}
+def errata_frame(study: str, errata: Sequence[Erratum]) -> pd.DataFrame:
+    return pd.DataFrame([{"study": study, "source": x.source, "at": x.at, "what": x.what, "evidence": x.evidence}
+                         for x in errata], columns=ERRATA_COLUMNS)
+
+
+def errata_text(errata: Sequence[Erratum]) -> str:
+    if not errata:
+        return ""
+    return "\n".join(["Suspected errors in the original:"]
+                     + [f"  {x.source} ({x.at}): {x.what} — {x.evidence}" for x in errata])
+
+
+def errata_html(errata: Sequence[Erratum]) -> str:
+    if not errata:
+        return ""
+    e = html.escape
+    rows = "".join(f"<tr><td>{e(x.source)}<br><small>{e(x.at)}</small></td><td>{e(x.what)}</td>"
+                   f"<td class=note>{e(x.evidence)}</td></tr>" for x in errata)
+    return ("<h2 id=errata>Suspected errors in the original</h2><p>Where the source contradicts itself or "
+            "misprints; the ledger's checks say which reading they use.</p><table class=ledger><thead><tr><th>where"
+            f"</th><th>what</th><th>evidence</th></tr></thead><tbody>{rows}</tbody></table>")
+
+
+#: Badge colours: green, amber, red, blue-grey, grey — with the word on it, never colour alone.
+_BADGE = {"reproduced": ("#1e7b34", "#ffffff"), "partly": ("#f0ad00", "#222222"),
+          "not reproduced": ("#c62828", "#ffffff"), "inconclusive": ("#5c6f8a", "#ffffff"),
+          "not testable": ("#bbbbbb", "#222222")}
+_COLOURS = {"reproduced": "#dff0d8", "partly": "#fcf8e3", "not reproduced": "#f2dede", "inconclusive": "#e3e8f0",
+            "not testable": "#eee"}
+LEDGER_STYLE = """table.ledger{width:100%;font-size:.88em}table.ledger td,table.ledger th{text-align:left;
+vertical-align:top}table.ledger td.num{text-align:right;white-space:nowrap}
+.badge{display:inline-block;padding:.1em .5em;border-radius:.8em;font-weight:600;white-space:nowrap;font-size:.9em}
+table.ledger details{margin-top:.2em}table.ledger summary{cursor:pointer;color:#555}
+table.ledger details table{font-size:.95em}"""
+
+
+def badge(verdict: str) -> str:
+    bg, fg = _BADGE[verdict]
+    return f"<span class='badge v-{verdict.replace(' ', '-')}' style='background:{bg};color:{fg}'>{verdict}</span>"
 
 
 def claims_html(judged: Sequence[Judged], figures: Sequence[str] = (), ja: Sequence[str] = ()) -> str:
-    """The ledger at the top of a report: one row per claim with links to the tables/figures behind
-    it, the rule, and (folded) the per-condition comparison — published, ours [CI], difference."""
+    """The ledger at the top of a report, one row per claim: source, our words, published, ours
+    [95 % CI], share of conditions that hold, a coloured verdict badge; the rule, the per-condition
+    comparison and the "where it would hold" variants are folded under the claim."""
     if not judged:
         return ""
     e = html.escape
@@ -449,39 +578,37 @@ def claims_html(judged: Sequence[Judged], figures: Sequence[str] = (), ja: Seque
     def links(c: Claim) -> str:
         return " ".join(f"<a href='#{e(x)}'>{'fig. ' if x in figs else ''}{e(x)}</a>" for x in c.links)
 
-    head = ("<tr><th>claim</th><th>source</th><th>what it says (our words)</th><th>published</th><th>ours [95 % CI]"
-            "</th><th>verdict</th><th>evidence</th></tr>")
+    head = ("<tr><th>claim</th><th>source</th><th>what it says (our words)</th><th>published</th>"
+            "<th>ours [95 % CI]</th><th>holds</th><th>verdict</th><th>source conflict</th></tr>")
     body = []
     for j in judged:
         c = j.claim
-        colour = _COLOURS[j.verdict]
         detail_rows = "".join(
-            f"<tr><td>{e(r.check.condition)}</td><td>{e(_fmt(r.check.published))}</td>"
-            f"<td>{e(_fmt(r.ours.value) if r.ours else '—')}"
-            f"{'<br><small>[' + e(_fmt(r.ours.lo)) + ', ' + e(_fmt(r.ours.hi)) + ']</small>' if r.ours and r.ours.lo != r.ours.hi else ''}"
-            f"</td><td>{e(_fmt(r.ours.value - r.check.published) if r.ours and r.check.published is not None else '—')}"
+            f"<tr><td>{e(r.check.condition)}</td><td class=num>{e(_fmt(r.check.published))}</td>"
+            f"<td class=num>{e(_fmt(r.ours.value) if r.ours else '—')}"
+            f"{' [' + e(_fmt(r.ours.lo)) + ', ' + e(_fmt(r.ours.hi)) + ']' if r.ours and r.ours.lo != r.ours.hi else ''}"
             f"</td><td style='background:{_COLOURS[r.verdict]}'>{e(r.verdict)}</td><td class=note>{e(r.why)}</td></tr>"
             for r in j.rows)
-        more = (f"<details><summary>{e(j.detail)}</summary><table><tr><th>condition</th><th>published</th><th>ours</th>"
-                f"<th>ours − published</th><th>verdict</th><th>why</th></tr>{detail_rows}</table></details>")
         where = f"<p class=note><b>Where it would hold:</b> {e(j.where)}</p>" if j.where else ""
+        ev = f"<p class=note>Evidence: {links(c)}</p>" if c.links else ""
+        short = j.detail.split(" (holds at")[0].split(" (e.g. ")[0]
+        full = f"<p class=note>{e(j.detail)}</p>" if short != j.detail else ""
+        more = (f"<details><summary>{e(short)}</summary>{full}<p class=note>{e(c.quantity)}. Rule: {e(c.rule.text())}. "
+                f"Seeds: {j.seeds or '—'}.</p>{where}{ev}<table><tr><th>condition</th><th>published</th><th>ours</th>"
+                f"<th>verdict</th><th>why</th></tr>{detail_rows}</table></details>")
         body.append(
-            f"<tr id='claim-{e(c.id)}'><th>{e(c.id)}</th><td style='text-align:left'>{e(c.source)}<br><small>{e(c.at)}"
-            f"</small></td><td style='text-align:left'>{e(c.claim)}<br><small>{e(c.quantity)}. Rule: {e(c.rule.text())}"
-            f"</small>{more}{where}</td><td>{e(_published_str(j))}</td><td>{e(_ours_str(j))}</td>"
-            f"<td style='background:{colour}'><b>{e(j.verdict)}</b></td><td>{links(c)}</td></tr>")
+            f"<tr id='claim-{e(c.id)}'><th>{e(c.id)}</th><td>{e(c.source)}<br><small>{e(c.at)}</small></td>"
+            f"<td>{e(c.claim)}{more}</td><td>{e(_published_str(j))}</td><td class=num>{e(_ours_str(j))}</td>"
+            f"<td class=num>{e(_share_str(j))}</td><td>{badge(j.verdict)}</td><td class=note>{e(c.conflict)}</td></tr>")
     n = summary_line(judged)
-    en_html = ("<h3>Summary of the verdicts</h3><ul>" + "".join(f"<li>{e(s)}</li>" for s in english_summary(judged))
-               + "</ul>")
-    ja_html = ("<h3 lang=ja>検証結果の要約（日本語）</h3><ul lang=ja>" + "".join(f"<li>{e(s)}</li>" for s in ja) + "</ul>"
-               if ja else "")
-    if ja:
-        ja_html = f"<div class=pair><div>{en_html}</div><div lang=ja>{ja_html}</div></div>"
-        en_html = ""
-    return (f"<h2 id=claims>Claims of the original and our verdicts</h2><p>{e(n)}. Each verdict is computed from our "
-            "runs by the rule printed under the claim (never written by hand); the per-condition numbers are folded "
-            f"under each claim.</p>{en_html}{ja_html}<table class=claims><thead>{head}</thead><tbody>{''.join(body)}"
-            "</tbody></table>")
+    en_html = ("<details><summary>Summary of the verdicts in sentences</summary><ul>"
+               + "".join(f"<li>{e(s)}</li>" for s in english_summary(judged)) + "</ul></details>")
+    ja_html = ("<details lang=ja><summary>検証結果の要約（日本語）</summary><ul lang=ja>"
+               + "".join(f"<li>{e(s)}</li>" for s in ja) + "</ul></details>" if ja else "")
+    return (f"<style>{LEDGER_STYLE}</style><h2 id=claims>Claims of the original and our verdicts</h2>"
+            f"<p><b>{e(n)}.</b> Each verdict is computed from our runs by the rule folded under the claim "
+            "(never written by hand); click a claim's tally for its conditions.</p>"
+            f"<table class=ledger><thead>{head}</thead><tbody>{''.join(body)}</tbody></table>{en_html}{ja_html}")
 
 
 def english_summary(judged: Sequence[Judged]) -> list[str]:

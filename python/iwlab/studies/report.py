@@ -6,7 +6,8 @@ import base64
 import html
 from typing import Sequence
 
-from iwlab.studies.base import StudyResult, Table
+from iwlab.studies.claims import claims_html, errata_html, summary_line
+from iwlab.studies.model import StudyResult, Table
 
 
 def _esc(s: object) -> str:
@@ -51,9 +52,9 @@ def page(title: str, body: Sequence[str]) -> str:
 def study_html(res: StudyResult) -> str:
     body = []
     if res.claims:
-        from iwlab.studies.claims import claims_html
-
         body.append(claims_html(res.claims, [f.name for f in res.figures], res.claims_ja))
+    if res.errata:
+        body.append(errata_html(res.errata))
     if res.conclusions:
         body.append("<h2>What our data shows</h2><ul>" + "".join(f"<li>{_esc(c)}</li>" for c in res.conclusions) + "</ul>")
     if res.conclusions_ja:
@@ -75,8 +76,6 @@ def summary_html(results: Sequence[tuple[StudyResult, str]]) -> str:
     """One page: each study's conclusions and a link to its report (`href`)."""
     body = ["<p>Conclusions as iwlab's simulations show them. Each study's report has the tables "
             "(every cell with a 95 % bootstrap interval across seeds) and figures.</p>"]
-    from iwlab.studies.claims import summary_line
-
     every = [j for res, _ in results for j in res.claims]
     if every:
         body.append(f"<p><b>{_esc(summary_line(every, 'All studies'))}</b></p>")
