@@ -18,13 +18,6 @@ import pytest
 
 PACKAGE = Path(__file__).resolve().parent.parent / "python" / "iwlab"
 
-#: Circles still being cut, each a set of modules that reach one another. Only modules of
-#: `iwlab.advise`, `iwlab.emulate` and `iwlab.studies` may appear here; a circle found that is
-#: not inside one of these sets fails the test, and entries go once their circle is gone.
-KNOWN: list[frozenset[str]] = [
-    frozenset({"iwlab.studies.base", "iwlab.studies.claims", "iwlab.studies.report"}),
-]
-KNOWN_MAY_NAME = ("iwlab.advise", "iwlab.emulate", "iwlab.studies")
 
 
 def modules(root: Path) -> dict[str, tuple[Path, bool]]:
@@ -100,20 +93,10 @@ def cycles(graph: dict[str, set[str]]) -> list[frozenset[str]]:
     return found
 
 
-def test_no_import_cycle_in_iwlab_except_the_known_ones() -> None:
-    unexpected = [sorted(c) for c in cycles(import_graph(PACKAGE)) if not any(c <= known for known in KNOWN)]
-    assert unexpected == [], f"import circles in python/iwlab: {unexpected}"
+def test_no_import_cycle_in_iwlab() -> None:
+    found = [sorted(c) for c in cycles(import_graph(PACKAGE))]
+    assert found == [], f"import circles in python/iwlab: {found}"
 
-
-def test_the_allowance_names_only_advise_emulate_and_studies() -> None:
-    outside = sorted(m for known in KNOWN for m in known
-                     if not any(m == p or m.startswith(p + ".") for p in KNOWN_MAY_NAME))
-    assert outside == []
-
-
-def test_every_module_of_the_allowance_exists() -> None:
-    mods = modules(PACKAGE)
-    assert sorted(m for known in KNOWN for m in known if m not in mods) == []
 
 
 def _tree(tmp_path: Path, files: dict[str, str]) -> Path:
