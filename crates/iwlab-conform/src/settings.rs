@@ -100,6 +100,10 @@ impl Settings {
         let sack = spec.sack.unwrap_or(true);
         if sack {
             spec.recovery = Some(if self.rack { "rack" } else { "sack" }.into());
+        } else {
+            // Without SACK Linux neither probes (tcp_schedule_loss_probe needs tcp_is_sack)
+            // nor runs RACK: NewReno-style recovery, as the profile does for sack = false.
+            spec.tlp = None;
         }
         let mss = peer_mss.unwrap_or(DEFAULT_PEER_MSS).min(self.adv_mss()) - if ts { TS_OPTION_BYTES } else { 0 };
         spec.mss = Some(Bytes::new(mss as u64));
