@@ -35,7 +35,7 @@ ext: deps
 	VIRTUAL_ENV=$(abspath $(VENV)) PATH=$(abspath $(VENV))/bin:$$PATH $(VENV)/bin/maturin develop --release -q
 
 test-rust: deps-rust deps-tools
-	$(CARGO) test -p iwlab-core -p iwlab-link
+	$(CARGO) test -p iwlab-core -p iwlab-link -p iwlab-conform
 
 test-python: ext deps-browser
 	$(PY) -m pytest -q

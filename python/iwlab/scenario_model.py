@@ -283,7 +283,7 @@ class Tcp(_Model):
 # reads the kernel settings from these; tests/test_scenario.py checks the two agree).
 PROFILES: dict[str, dict[str, Any]] = {
     "linux": {
-        "mss": 1448, "cc": "cubic", "sack": True, "recovery": "rack", "tlp": True, "prr": "linux", "hystart": "linux",
+        "mss": 1448, "cc": "cubic", "abc_l": 65535, "sack": True, "recovery": "rack", "tlp": True, "prr": "linux", "hystart": "linux",
         "timestamps": True, "delayed_ack": {"segments": 2, "timeout": "40ms"}, "quickack": 16,
         "initial_rto": "1s", "min_rto": "200ms", "max_rto": "120s", "limited_transmit": True,
         "syn_loss": "rfc6928", "dupthresh": 3, "restart_after_idle": True, "syn_retries": 6,

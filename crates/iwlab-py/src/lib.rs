@@ -452,6 +452,18 @@ fn engine_id() -> &'static str {
     env!("IWLAB_ENGINE_ID")
 }
 
+/// Runs packetdrill scripts against the engine (iwlab-conform): (exit code, text report,
+/// JSON report). Exit 0 = all passed, 1 = some failed, 2 = some could not be parsed.
+#[pyfunction]
+#[pyo3(signature = (paths, tolerance_usecs=None))]
+fn conform(py: Python<'_>, paths: Vec<String>, tolerance_usecs: Option<u64>) -> (i32, String, String) {
+    py.allow_threads(|| {
+        let reports: Vec<_> =
+            paths.iter().map(|p| iwlab_conform::run_file(std::path::Path::new(p), tolerance_usecs)).collect();
+        (iwlab_conform::exit_code(&reports), iwlab_conform::render_text(&reports), iwlab_conform::render_json(&reports))
+    })
+}
+
 #[pymodule]
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(core_version, m)?)?;
@@ -460,6 +472,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(normalize_path, m)?)?;
     m.add_function(wrap_pyfunction!(to_toml, m)?)?;
     m.add_function(wrap_pyfunction!(run, m)?)?;
+    m.add_function(wrap_pyfunction!(conform, m)?)?;
     m.add_function(wrap_pyfunction!(parse_policy_file, m)?)?;
     m.add_class::<PolicyEngine>()?;
     m.add("ScenarioError", m.py().get_type::<ScenarioError>())?;

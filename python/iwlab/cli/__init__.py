@@ -2,7 +2,7 @@
 
 `run` (run, trace, presets, show, validate, schema, --version), `study` (sweep, report),
 `reproduce`, `emulate` (emulate, compare), `flow_iw` (flow-iw), `deploy` (plan, apply, rollback,
-watch), `advise` and `probe`. `common` holds what they share. Command modules parse and print; the work
+watch), `advise`, `probe` and `conform`. `common` holds what they share. Command modules parse and print; the work
 lives in the rooms below (`iwlab.deploy`, `iwlab.advise`, …), callable without the CLI.
 """
 
@@ -16,7 +16,7 @@ app = typer.Typer(name="iwlab", help="A laboratory for TCP's initial congestion 
                   rich_markup_mode=None)
 
 # The command modules, in the order their commands are listed by `iwlab --help`.
-COMMAND_MODULES = ("run", "study", "reproduce", "emulate", "flow_iw", "deploy", "advise", "probe")
+COMMAND_MODULES = ("run", "study", "reproduce", "emulate", "flow_iw", "deploy", "advise", "probe", "conform")
 
 
 def build() -> typer.Typer:

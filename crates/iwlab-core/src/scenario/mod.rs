@@ -80,6 +80,13 @@ pub use error::{ErrorKind, ScenarioError};
 pub use model::Scenario;
 pub use validate::{GroupSide, MAX_HOSTS, MAX_INSTANCES};
 
+/// The engine's TCP options for one `[tcp]` table (profile resolved, defaults filled in), as
+/// a scenario would build them; errors name the field as `tcp.<field>`. For drivers of a
+/// single endpoint (the packetdrill interpreter in iwlab-conform).
+pub fn tcp_config(spec: &model::TcpSpec) -> Result<crate::tcp::config::TcpConfig, ScenarioError> {
+    tcp::tcp_config(&model::TcpSpec::default(), spec, &|f| format!("tcp.{f}"))
+}
+
 use error::line_col;
 use std::path::Path;
 use tagged::path_string;

@@ -14,6 +14,7 @@ pub const LINUX: &str = r#"
 mss = 1448                                       # 1500-byte MTU - 40 - 12 bytes of timestamps
 cc = "cubic"                                     # net.ipv4.tcp_congestion_control
 cubic = { ssthresh_from = "cwnd" }               # bictcp_recalc_ssthresh(): from cwnd
+abc_l = 65535                                    # tcp_slow_start(): cwnd += every segment ACKed
 sack = true                                      # net.ipv4.tcp_sack = 1
 recovery = "rack"                                # net.ipv4.tcp_recovery = 1: RACK loss detection
 tlp = true                                       # net.ipv4.tcp_early_retrans = 3: Tail Loss Probe

@@ -9,6 +9,7 @@
 pub mod cc;
 pub mod config;
 pub mod endpoint;
+pub mod info;
 pub mod iw;
 pub mod pacing;
 pub mod receiver;

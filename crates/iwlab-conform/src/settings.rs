@@ -1,0 +1,275 @@
+//! What a script configures before its connection starts: sysctls from shell lines and
+//! `defaults.sh`-style files, `ip route … initcwnd N`, and socket options. Each modelled
+//! setting maps to one `[tcp]` field of the linux profile (scenario/profile.rs); the rest
+//! are reported as ignored.
+
+use iwlab_core::scenario::model::TcpSpec;
+use iwlab_core::scenario::units::Bytes;
+use iwlab_core::tcp::config::TcpConfig;
+use std::path::Path;
+
+/// Linux's MSS on a 1500-byte MTU: what it advertises unless TCP_MAXSEG lowers it.
+pub const DEFAULT_ADV_MSS: u32 = 1460;
+/// RFC 9293 §3.7.1: the MSS to assume when the peer sends none.
+pub const DEFAULT_PEER_MSS: u32 = 536;
+/// Bytes of the timestamps option on every segment (10, padded to 12).
+pub const TS_OPTION_BYTES: u32 = 12;
+
+#[derive(Clone, Debug)]
+pub struct Settings {
+    /// `[tcp]` over the linux profile.
+    pub spec: TcpSpec,
+    /// `net.ipv4.tcp_recovery` bit 0 (RACK); applied only with SACK.
+    pub rack: bool,
+    /// `ip route … initcwnd N` (TCP_INIT_CWND = 10 otherwise).
+    pub initcwnd: u32,
+    /// TCP_MAXSEG.
+    pub maxseg: Option<u32>,
+}
+
+impl Default for Settings {
+    fn default() -> Self {
+        Settings {
+            spec: TcpSpec { profile: Some("linux".into()), ..TcpSpec::default() },
+            rack: true,
+            initcwnd: 10,
+            maxseg: None,
+        }
+    }
+}
+
+/// The outcome of one setting: a line for the report.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Applied {
+    /// Changed the endpoint's configuration.
+    Set(String),
+    /// Not modelled by the engine.
+    Ignored(String),
+}
+
+/// Splits a command into words as `sh` does for simple quoting ("a b" and 'a b' are one word).
+fn shell_words(s: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut cur = String::new();
+    let mut quote = None;
+    let mut any = false;
+    for ch in s.chars() {
+        match (quote, ch) {
+            (None, '"' | '\'') => {
+                quote = Some(ch);
+                any = true;
+            }
+            (Some(q), c) if c == q => quote = None,
+            (None, c) if c.is_whitespace() => {
+                if any {
+                    out.push(std::mem::take(&mut cur));
+                    any = false;
+                }
+            }
+            (_, c) => {
+                cur.push(c);
+                any = true;
+            }
+        }
+    }
+    if any {
+        out.push(cur);
+    }
+    out
+}
+
+fn flag(v: &str) -> Option<bool> {
+    v.trim().parse::<i64>().ok().map(|n| n != 0)
+}
+
+impl Settings {
+    /// The MSS this side advertises in its SYN or SYN-ACK.
+    pub fn adv_mss(&self) -> u32 {
+        self.maxseg.unwrap_or(DEFAULT_ADV_MSS).min(DEFAULT_ADV_MSS)
+    }
+
+    pub fn timestamps(&self) -> bool {
+        self.spec.timestamps.unwrap_or(true)
+    }
+
+    /// The engine configuration for a connection whose peer announced `peer_mss` and with
+    /// `ts` = timestamps in use on both sides (Linux `tcp_sync_mss`: the smaller MSS, less
+    /// the timestamp option).
+    pub fn config(&self, peer_mss: Option<u32>, ts: bool) -> Result<TcpConfig, String> {
+        let mut spec = self.spec.clone();
+        let sack = spec.sack.unwrap_or(true);
+        if sack {
+            spec.recovery = Some(if self.rack { "rack" } else { "sack" }.into());
+        } else {
+            // Without SACK Linux neither probes (tcp_schedule_loss_probe needs tcp_is_sack)
+            // nor runs RACK: NewReno-style recovery, as the profile does for sack = false.
+            spec.tlp = None;
+        }
+        let mss = peer_mss.unwrap_or(DEFAULT_PEER_MSS).min(self.adv_mss()) - if ts { TS_OPTION_BYTES } else { 0 };
+        spec.mss = Some(Bytes::new(mss as u64));
+        iwlab_core::scenario::tcp_config(&spec).map_err(|e| e.to_string())
+    }
+
+    /// One `net.ipv4.*` sysctl (name without the prefix).
+    pub fn sysctl(&mut self, name: &str, value: &str) -> Applied {
+        let v = value.trim().trim_matches(['"', '\'']);
+        let full = format!("net.ipv4.{name}={v}");
+        let set = |s: String| Applied::Set(format!("{full} → tcp.{s}"));
+        let bad = || Applied::Ignored(format!("{full}: value not understood"));
+        match name {
+            "tcp_sack" => flag(v).map_or_else(bad, |b| {
+                self.spec.sack = Some(b);
+                set(format!("sack = {b}"))
+            }),
+            "tcp_timestamps" => flag(v).map_or_else(bad, |b| {
+                self.spec.timestamps = Some(b);
+                set(format!("timestamps = {b}"))
+            }),
+            // Bit 0x1 = RACK loss detection (tcp_rack_mark_lost); 0 = RFC 6675 dupthresh.
+            "tcp_recovery" => v.parse::<u32>().map_or_else(
+                |_| bad(),
+                |n| {
+                    self.rack = n & 1 == 1;
+                    set(format!("recovery = {:?}", if self.rack { "rack" } else { "sack" }))
+                },
+            ),
+            // 3 and 4 enable the Tail Loss Probe (tcp_schedule_loss_probe); 0..2 do not.
+            "tcp_early_retrans" => v.parse::<u32>().map_or_else(
+                |_| bad(),
+                |n| {
+                    self.spec.tlp = Some(n >= 3);
+                    set(format!("tlp = {}", n >= 3))
+                },
+            ),
+            "tcp_reordering" => v.parse::<u32>().ok().filter(|&n| n >= 1).map_or_else(bad, |n| {
+                self.spec.dupthresh = Some(n);
+                set(format!("dupthresh = {n}"))
+            }),
+            "tcp_slow_start_after_idle" => flag(v).map_or_else(bad, |b| {
+                self.spec.restart_after_idle = Some(b);
+                set(format!("restart_after_idle = {b}"))
+            }),
+            "tcp_congestion_control" => self.congestion(v),
+            // 1 = request ECN on outgoing connections and accept it; 0 = never. (2, accept only
+            // when requested, has no single engine switch.)
+            "tcp_ecn" if v == "0" || v == "1" => {
+                self.spec.ecn = Some(v == "1");
+                set(format!("ecn = {}", v == "1"))
+            }
+            "tcp_syn_retries" => v.parse::<u32>().map_or_else(
+                |_| bad(),
+                |n| {
+                    self.spec.syn_retries = Some(n);
+                    set(format!("syn_retries = {n}"))
+                },
+            ),
+            _ => Applied::Ignored(format!("{full}: not modelled by the engine")),
+        }
+    }
+
+    /// TCP_CONGESTION or `net.ipv4.tcp_congestion_control`.
+    pub fn congestion(&mut self, name: &str) -> Applied {
+        match name {
+            "cubic" | "reno" => {
+                self.spec.cc = Some(name.into());
+                Applied::Set(format!("congestion control {name} → tcp.cc = {name:?}"))
+            }
+            _ => Applied::Ignored(format!(
+                "congestion control {name:?} is not modelled (cubic, reno); kept {:?}",
+                self.spec.cc.as_deref().unwrap_or("cubic")
+            )),
+        }
+    }
+
+    /// A shell command line (packetdrill runs it with `system()`): sysctls, `echo V >
+    /// /proc/sys/net/ipv4/X`, `ip route … initcwnd N`, and `*.sh` files (read relative to
+    /// `dir`, line by line). Returns one entry per command.
+    pub fn shell(&mut self, cmd: &str, dir: &Path, depth: u32) -> Vec<Applied> {
+        let mut out = Vec::new();
+        for part in cmd.split(['\n', ';']).flat_map(|p| p.split("&&")) {
+            let owned = shell_words(part);
+            let words: Vec<&str> = owned.iter().map(String::as_str).collect();
+            if words.is_empty() || words[0].starts_with('#') {
+                continue;
+            }
+            match words[0] {
+                "sysctl" => {
+                    for w in words[1..].iter().filter(|w| !w.starts_with('-')) {
+                        match w.split_once('=') {
+                            Some((k, v)) => {
+                                let k = k.replace('/', ".");
+                                match k.strip_prefix("net.ipv4.") {
+                                    Some(n) => out.push(self.sysctl(n, v)),
+                                    None => out.push(Applied::Ignored(format!("{k}={v}: not modelled by the engine"))),
+                                }
+                            }
+                            None => out.push(Applied::Ignored(format!("sysctl {w}: no value to set"))),
+                        }
+                    }
+                }
+                "echo" if words.len() == 4 && words[2] == ">" => match words[3].strip_prefix("/proc/sys/net/ipv4/") {
+                    Some(n) => out.push(self.sysctl(n, words[1])),
+                    None => out.push(Applied::Ignored(format!("{}: not modelled by the engine", part.trim()))),
+                },
+                "ip" if words.get(1) == Some(&"route") => out.push(self.route(&words)),
+                w if w.ends_with(".sh") => {
+                    let path = dir.join(w);
+                    match std::fs::read_to_string(&path) {
+                        Ok(text) if depth < 4 => out.extend(self.shell(&text, path.parent().unwrap_or(dir), depth + 1)),
+                        Ok(_) => out.push(Applied::Ignored(format!("{w}: nested too deep"))),
+                        Err(_) => out.push(Applied::Ignored(format!("{w}: no such file next to the script"))),
+                    }
+                }
+                _ => out.push(Applied::Ignored(format!("`{}`: not modelled by the engine", part.trim()))),
+            }
+        }
+        out
+    }
+
+    fn route(&mut self, words: &[&str]) -> Applied {
+        let line = words.join(" ");
+        match words.iter().position(|w| *w == "initcwnd").and_then(|i| words.get(i + 1)) {
+            Some(n) => match n.parse::<u32>() {
+                Ok(n) if n >= 1 => {
+                    self.initcwnd = n;
+                    Applied::Set(format!("{line} → initial window {n} segments"))
+                }
+                _ => Applied::Ignored(format!("{line}: initcwnd {n} is not a positive integer")),
+            },
+            None => Applied::Ignored(format!("{line}: only initcwnd is modelled")),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn modelled_sysctls_change_the_config_and_others_are_ignored() {
+        let mut s = Settings::default();
+        let r = s.shell(
+            "sysctl -q net.ipv4.tcp_sack=0 net.ipv4.tcp_dsack=1 net.ipv4.tcp_rmem=\"4096 540000 15728640\"; echo 0 > /proc/sys/net/ipv4/tcp_timestamps\n\
+             ip route change local 192.0.2.1 dev lo initcwnd 4\ntc qdisc add dev tun0 root pfifo",
+            Path::new("."),
+            0,
+        );
+        assert!(matches!(r[0], Applied::Set(_)) && matches!(r[1], Applied::Ignored(_)));
+        assert_eq!(r[2], Applied::Ignored("net.ipv4.tcp_rmem=4096 540000 15728640: not modelled by the engine".into()));
+        assert!(matches!(r[3], Applied::Set(_)) && matches!(r[4], Applied::Set(_)));
+        assert!(matches!(r[5], Applied::Ignored(_)));
+        assert_eq!(r.len(), 6);
+        assert_eq!(s.initcwnd, 4);
+        let c = s.config(Some(1000), false).unwrap();
+        assert!(!c.sack && !c.timestamps);
+        assert_eq!(c.mss, 1000);
+    }
+
+    #[test]
+    fn mss_is_the_smaller_one_less_timestamps() {
+        let s = Settings::default();
+        assert_eq!(s.config(Some(1000), true).unwrap().mss, 988);
+        assert_eq!(s.config(Some(9000), false).unwrap().mss, 1460);
+        assert_eq!(s.config(None, false).unwrap().mss, 536);
+    }
+}

@@ -1,0 +1,106 @@
+"""`iwlab conform`: packetdrill scripts against the engine's linux profile (python/iwlab/conform.py,
+crates/iwlab-conform). The corpus itself runs in `cargo test -p iwlab-conform`."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+CORPUS = Path(__file__).parent / "conformance"
+
+# A script written for this test only: a server whose route says initcwnd 3 sends three
+# segments, then two per ACK of one segment (slow start).
+FRESH = """\
+`sysctl -q net.ipv4.tcp_timestamps=0`
+0 `ip route change 192.0.2.0/24 via 192.168.0.1 dev tun0 initcwnd 3`
+0 socket(..., SOCK_STREAM, IPPROTO_TCP) = 3
++0 setsockopt(3, SOL_TCP, TCP_CONGESTION, "cubic", 5) = 0
++0 bind(3, ..., ...) = 0
++0 listen(3, 1) = 0
++0 < S 0:0(0) win 65535 <mss 1000,sackOK,nop,nop,nop,wscale 7>
++0 > S. 0:0(0) ack 1 <mss 1460,nop,nop,sackOK,nop,wscale 8>
++.05 < . 1:1(0) ack 1 win 1000
++0 accept(3, ..., ...) = 4
++0 write(4, ..., 9000) = 9000
++0 > P. 1:3001(3000) ack 1
++.05 < . 1:1(0) ack 1001 win 1000
++0 > P. 3001:5001(2000) ack 1
++0 %{ assert tcpi_snd_cwnd == 4 and tcpi_unacked == 4 }%
+"""
+
+
+def _cli(*args):
+    return subprocess.run([sys.executable, "-c", "from iwlab.cli import main; main()", "conform", *args],
+                          capture_output=True, text=True, timeout=120)
+
+
+def _write(tmp_path, name, text):
+    p = tmp_path / name
+    p.write_text(text)
+    return str(p)
+
+
+def test_a_corpus_script_passes():
+    out = _cli(str(CORPUS / "slow-start-ack-every-segment.pkt"))
+    assert out.returncode == 0, out.stdout + out.stderr
+    assert out.stdout.startswith("PASS ")
+    assert "1 of 1 scripts passed" in out.stdout
+
+
+def test_a_script_it_has_never_seen_passes_and_a_wrong_expectation_fails_with_its_line(tmp_path):
+    good = _write(tmp_path, "fresh.pkt", FRESH)
+    out = _cli(good)
+    assert out.returncode == 0, out.stdout
+    # Expect four segments where the route allows three: FAIL, with the line, the
+    # expectation and what the engine sent.
+    bad = _write(tmp_path, "wrong.pkt", FRESH.replace("> P. 1:3001(3000)", "> P. 1:4001(4000)"))
+    out = _cli(bad)
+    assert out.returncode == 1
+    assert f"FAIL {bad}:12: +0 > P. 1:4001(4000) ack 1" in out.stdout
+    assert "expected: P. 1:4001(4000) ack 1 at 0.050000 s" in out.stdout
+    assert "engine:   . 1:3001(3000) ack 1 at 0.050000 s (sequence range)" in out.stdout
+
+
+def test_a_failing_assert_names_the_tcp_info_values(tmp_path):
+    bad = _write(tmp_path, "assert.pkt", FRESH.replace("tcpi_snd_cwnd == 4", "tcpi_snd_cwnd == 5"))
+    out = _cli(bad)
+    assert out.returncode == 1
+    assert "the engine has tcpi_snd_cwnd = 4, tcpi_unacked = 4" in out.stdout
+
+
+def test_json_report(tmp_path):
+    good = _write(tmp_path, "fresh.pkt", FRESH)
+    bad = _write(tmp_path, "wrong.pkt", FRESH.replace("ack 1001 win", "ack 2001 win"))
+    out = _cli("--json", good, bad)
+    assert out.returncode == 1
+    data = json.loads(out.stdout)
+    assert (data["passed"], data["failed"], data["errors"]) == (1, 1, 0)
+    ok, ko = data["scripts"]
+    assert ok["status"] == "PASS" and ko["status"] == "FAIL"
+    # Two segments ACKed at once grow cwnd by two (tcp_slow_start()): the assert on line 15 fails.
+    assert ko["line"] == 15 and "tcpi_snd_cwnd = 5" in ko["actual"]
+    # What the engine does not model is reported, not silently dropped.
+    assert any("net.ipv4" not in n["message"] and n["kind"] == "ignored" for n in ok["notes"])
+
+
+def test_a_script_that_cannot_be_parsed_exits_2_with_file_and_line(tmp_path):
+    bad = _write(tmp_path, "broken.pkt", FRESH.replace("+0 > P. 1:3001(3000) ack 1", "+0 > P. 1:3001 ack 1"))
+    out = _cli(bad)
+    assert out.returncode == 2
+    assert f"{bad}:12: bad sequence range" in out.stdout
+
+
+def test_an_unknown_system_call_is_reported(tmp_path):
+    bad = _write(tmp_path, "poll.pkt", FRESH + "+0 poll([{fd=4, events=POLLOUT, revents=POLLOUT}], 1, 0) = 1\n")
+    out = _cli(bad)
+    assert out.returncode == 1
+    assert "unknown system call poll()" in out.stdout
+
+
+def test_python_api():
+    from iwlab.conform import run
+
+    r = run([CORPUS / "initcwnd-from-route.pkt"], tolerance_usecs=1000)
+    assert r.exit_code == 0 and r.data["scripts"][0]["status"] == "PASS"
