@@ -21,15 +21,30 @@ pub fn assertions(code: &str) -> Result<Vec<Assertion>, (usize, String)> {
         let line = raw.split('#').next().unwrap_or("").trim();
         for stmt in line.split(';').map(str::trim).filter(|s| !s.is_empty()) {
             let Some(e) = stmt.strip_prefix("assert ") else { return Err((k, stmt.to_string())) };
-            // `assert X, "message"`: the message is for humans.
-            let e = match e.rfind(", \"").or_else(|| e.rfind(",\"")) {
-                Some(p) => &e[..p],
-                None => e,
-            };
+            // `assert X, message`: the message (a string or any expression, such as the value
+            // checked) is for humans; it starts at the first comma outside brackets and quotes.
+            let e = &e[..top_level_comma(e).unwrap_or(e.len())];
             out.push(Assertion { line_offset: k, expr: e.trim().to_string() });
         }
     }
     Ok(out)
+}
+
+/// Byte offset of the first `,` not inside parentheses or a string literal.
+fn top_level_comma(e: &str) -> Option<usize> {
+    let (mut depth, mut quote) = (0i32, None::<char>);
+    for (i, c) in e.char_indices() {
+        match (quote, c) {
+            (Some(q), c) if c == q => quote = None,
+            (Some(_), _) => {}
+            (None, '"' | '\'') => quote = Some(c),
+            (None, '(' | '[') => depth += 1,
+            (None, ')' | ']') => depth -= 1,
+            (None, ',') if depth == 0 => return Some(i),
+            _ => {}
+        }
+    }
+    None
 }
 
 #[derive(Clone, Debug, PartialEq)]
@@ -236,6 +251,13 @@ mod tests {
         assert!(holds("tcpi_rto / 1000 == 300 or False", &info).unwrap());
         assert!(holds("tcpi_snd_cwnd / 4 == 2.5", &info).unwrap());
         assert!(holds("tcpi_bogus == 1", &info).unwrap_err().contains("tcpi_snd_cwnd"));
+    }
+
+    #[test]
+    fn an_assert_message_may_be_any_expression() {
+        let a = assertions("assert 240000 <= tcpi_rto <= 270000, tcpi_rto\nassert (1, 2) != 0, \"a, b\"").unwrap();
+        assert_eq!(a[0].expr, "240000 <= tcpi_rto <= 270000");
+        assert_eq!(a[1].expr, "(1, 2) != 0");
     }
 
     #[test]

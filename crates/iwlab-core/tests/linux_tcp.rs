@@ -233,12 +233,12 @@ fn probe_then_rto(timers: iwlab_core::tcp::rto::RtoRule) -> (u64, u64) {
 }
 
 #[test]
-fn after_a_loss_probe_linux_keeps_the_rto_deadline_of_the_first_unacked_segment() {
+fn after_a_loss_probe_the_rto_restarts_from_the_probe() {
     use iwlab_core::tcp::rto::RtoRule;
     // RFC 8985 §7.3: the probe (2·30 ms after the flight, at 90 ms) re-arms a full RTO
     // (200 ms): due at 290 ms.
     assert_eq!(probe_then_rto(RtoRule::Rfc6298), (90, 290));
-    // Linux: PTO = 2·srtt + 2 ms → 92 ms; tcp_rearm_rto() with the probe timer pending keeps
-    // the deadline of segment 1, sent at 30 ms: 30 + (30 + 200) = 260 ms.
-    assert_eq!(probe_then_rto(RtoRule::Linux), (92, 260));
+    // Linux: PTO = 2·srtt + 2 ms → 92 ms; tcp_send_loss_probe() clears icsk_pending before
+    // tcp_rearm_rto(), so the RTO (30 + 200 ms) restarts from the probe: 92 + 230 = 322 ms.
+    assert_eq!(probe_then_rto(RtoRule::Linux), (92, 322));
 }

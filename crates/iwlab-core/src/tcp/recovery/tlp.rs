@@ -20,7 +20,6 @@
 
 use super::super::cc::CongestionControl;
 use crate::engine::{SimDuration, SimTime};
-use crate::tcp::rto::RtoRule;
 use crate::tcp::segment::Segment;
 use crate::tcp::sender::{Sender, TxSeg};
 
@@ -130,16 +129,9 @@ pub fn on_pto(s: &mut Sender, now: SimTime, out: &mut Vec<TxSeg>) {
         s.stats.tlp_probes += 1;
     }
     // "Arm the RTO timer" (not the PTO) after the probe, or instead of it.
+    // Linux too restarts the RTO from now after a probe (tcp_send_loss_probe() clears
+    // icsk_pending before tcp_rearm_rto(); checked with rto-repeated-keeps-ssthresh.pkt).
     s.arm_rto(now);
-    if s.rtt.rule() == RtoRule::Linux {
-        // Linux tcp_rearm_rto() with the loss-probe timer pending: the RTO keeps its deadline
-        // from the first unacknowledged segment's transmission (tcp_rto_delta_us), so a lost
-        // probe costs no extra RTO.
-        if let Some(head) = s.outstanding.front().map(|o| o.sent_at) {
-            let deadline = (head + s.rtt.rto()).max(now + SimDuration::from_micros(1));
-            s.rto_at = Some(deadline.min(now + s.rtt.rto()));
-        }
-    }
 }
 
 /// RFC 8985 §7.4.2 TLP_process_ack(): called for every ACK before it changes the sender;
