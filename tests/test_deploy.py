@@ -126,3 +126,10 @@ def test_the_shipped_systemd_units_run_this_iwlab():
         out = subprocess.run([str(IWLAB), "watch", "unit", *args], capture_output=True, text=True, check=True).stdout
         assert f"ExecStart={IWLAB} watch" in out and "@IWLAB@" not in out and "[Install]" in out, name
     assert "--netns %i" in out
+
+
+def test_the_units_do_not_restart_on_bad_input():
+    """Exit 2 (no policy applied, a bad file) cannot be fixed by a restart every 5 s."""
+    for name in ("iwlab-watch.service", "iwlab-watch@.service"):
+        text = (Path(watch.__file__).parent / name).read_text()
+        assert "Restart=on-failure" in text and "RestartPreventExitStatus=2" in text, name

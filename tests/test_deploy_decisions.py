@@ -173,3 +173,23 @@ def test_the_watcher_decides_as_the_simulator_did_in_a_run(spec):
                 if change is not None:
                     d.iw[name] = change[1]
     assert compared > 20 and len(seen) >= 2, (compared, seen)  # the policy did change its decision
+
+
+def test_an_iw_raised_by_expiry_is_not_put_down_to_the_next_connection():
+    """Fallback at t=0 (IW 3); the evidence expires after 2 s; a lossy connection closing at
+    t=5 s finds the IW already due back at 10: that change is time's, the connection changes
+    nothing."""
+    from iwlab.deploy.watch import Decisions
+    from iwlab.policy import Decider, parse_policy
+
+    pf = parse_policy(MIXED_POLICY)
+    d = Decisions(pf, Decider(pf))
+    d.mss["10.1.0.0/16"] = MSS
+    d.iw["10.1.0.0/16"] = d.decider.iw_segments("10.1.0.0/16", MSS, 0)
+    assert d.iw["10.1.0.0/16"] == 10
+    by_time, by_event = d.feed("10.1.0.0/16", 0, {"kind": "loss_in_initial_window", "bytes_sent": 9000})
+    assert (by_time, by_event) == (None, (10, 3))
+    d.iw["10.1.0.0/16"] = 3
+    lossy_close = {"kind": "closed", "bytes_sent": 200_000, "loss": True, "cwnd": 20 * MSS, "retrans": 4}
+    by_time, by_event = d.feed("10.1.0.0/16", 5 * 10**9, lossy_close)
+    assert by_time == (3, 10) and by_event is None

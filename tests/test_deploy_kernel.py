@@ -196,14 +196,18 @@ def test_kill_9_between_two_route_edits_leaves_all_old_after_the_next_command(ns
     assert "was interrupted" in out.stdout and routes() == before
 
 
-def test_a_failing_edit_undoes_the_edits_made_before_it(ns, files, tmp_path):
+def test_a_failing_edit_undoes_the_edits_made_before_it(ns, files, tmp_path, monkeypatch):
+    from iwlab.deploy import plan
+
     policy, state = files
     before = routes()
     bad = tmp_path / "bad.toml"
-    # the kernel refuses a congestion control it does not have: the second edit fails
-    bad.write_text(POLICY.replace('initrwnd = 20', 'congctl = "vegas"'))
-    r = iwlab("apply", str(bad), state=state, check=False)
-    assert r.returncode == 1 and "undone" in r.stderr, r.stderr
+    # the kernel refuses a congestion control it does not have: the second edit fails (the
+    # check against tcp_available_congestion_control is told the name exists, so the edit runs)
+    bad.write_text(POLICY.replace('initrwnd = 20', 'congctl = "nosuchcc"'))
+    monkeypatch.setattr(plan, "available_congestion_control", lambda: ["cubic", "reno", "nosuchcc"])
+    with pytest.raises(NetlinkError, match="undone"):
+        ops.apply(bad, NS, state)
     assert routes() == before
     assert "nothing to roll back" in iwlab("rollback", state=state).stdout
 
@@ -278,3 +282,154 @@ def test_apply_with_a_flow_iw_cgroup_attaches_the_programs_and_rollback_detaches
     finally:
         if (flow_iw.CGROUP_ROOT / cgroup).exists():
             flow_iw.detach(cgroup)
+
+
+def _one_line_usage_error(r: subprocess.CompletedProcess, *needles: str) -> None:
+    """Exit 2 and a single stderr line that names the field and value: never a traceback."""
+    lines = r.stderr.strip().splitlines()
+    assert r.returncode == 2 and len(lines) == 1 and "Traceback" not in r.stderr, (r.returncode, r.stderr)
+    for n in needles:
+        assert n in lines[0], (n, lines[0])
+
+
+def test_an_iw_above_100_segments_needs_force(ns, files, tmp_path):
+    _, state = files
+    typo = tmp_path / "typo.toml"
+    typo.write_text(POLICY.replace("segments = 10 }", "segments = 1000 }"))
+    before = routes()
+    for cmd in ("plan", "apply"):
+        r = iwlab(cmd, str(typo), state=state, check=False)
+        _one_line_usage_error(r, f"{typo}:", "'10.77.2.0/24'", "initcwnd = 1000", "allowed 1…100", "--force")
+    assert routes() == before
+    iwlab("apply", str(typo), "--force", state=state)
+    assert "initcwnd 1000" in routes()
+    iwlab("rollback", state=state)
+    assert routes() == before
+
+
+@pytest.mark.parametrize("duration", ["1e300s", "0s", "nan", "inf"])
+def test_try_durations_are_bounded(ns, files, duration):
+    policy, state = files
+    before = routes()
+    r = iwlab("apply", str(policy), "--try", duration, state=state, check=False)
+    _one_line_usage_error(r, "--try")
+    assert routes() == before
+
+
+@pytest.mark.parametrize("name", ["", ".", "..", "a/b", "x" * 256])
+def test_namespace_names_are_checked_before_anything_else(files, name):
+    if os.geteuid() != 0:
+        pytest.skip("needs root")
+    policy, state = files
+    for args in (["plan", str(policy)], ["apply", str(policy)], ["rollback"], ["watch", "--duration", "1"]):
+        r = run(str(IWLAB), *args, "--netns", name, "--state", str(state), check=False)
+        _one_line_usage_error(r, "--netns", "allowed 1-255 characters")
+    assert not state.exists()
+
+
+def test_an_empty_state_file_is_refused_and_left_empty(ns, files, tmp_path):
+    policy, _ = files
+    empty = tmp_path / "empty.sqlite"
+    empty.touch()
+    for args in (["plan", str(policy)], ["apply", str(policy)], ["rollback"]):
+        r = iwlab(*args, state=empty, check=False)
+        _one_line_usage_error(r, str(empty), "an empty file")
+        assert empty.stat().st_size == 0, f"{args[0]} wrote into the empty file"
+    assert "proto 73" not in routes()
+
+
+@pytest.mark.parametrize("addr, says", [("127.0.0.1:70000", "port 1-65535"), ("127.0.0.1:0", "port 1-65535"),
+                                        ("IN_USE", "cannot listen there")])
+def test_watch_metrics_on_a_bad_or_busy_port_is_one_line(ns, files, addr, says):
+    import socket
+
+    policy, state = files
+    iwlab("apply", str(policy), state=state)
+    busy = socket.socket()
+    try:
+        busy.bind(("127.0.0.1", 0))
+        busy.listen()
+        if addr == "IN_USE":
+            addr = f"127.0.0.1:{busy.getsockname()[1]}"
+        r = iwlab("watch", "--metrics", addr, "--duration", "1", state=state, check=False)
+        _one_line_usage_error(r, "--metrics", addr.rsplit(":", 1)[1], says)
+    finally:
+        busy.close()
+        iwlab("rollback", state=state)
+
+
+def test_a_congctl_the_kernel_does_not_offer_is_refused_by_plan_and_apply(ns, files, tmp_path):
+    _, state = files
+    have = Path("/proc/sys/net/ipv4/tcp_available_congestion_control").read_text().split()
+    bad = tmp_path / "cc.toml"
+    bad.write_text(POLICY.replace('congctl = "cubic"', 'congctl = "nosuchcc"'))
+    before = routes()
+    for cmd in ("plan", "apply"):
+        r = iwlab(cmd, str(bad), state=state, check=False)
+        _one_line_usage_error(r, f"{bad}:", "congctl = 'nosuchcc'", f"allowed one of {', '.join(have)}")
+    assert routes() == before
+
+
+def test_a_rollback_killed_between_two_edits_is_finished_by_the_next_rollback(ns, files):
+    policy, state = files
+    before = routes()
+    iwlab("apply", str(policy), state=state)
+    applied = routes()
+    env = dict(os.environ, IWLAB_TEST_PAUSE_AFTER_EDITS="1")
+    p = subprocess.Popen([str(IWLAB), "rollback", "--netns", NS, "--state", str(state)],
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+    try:
+        line = p.stderr.readline()
+        assert "paused after 1 edit" in line, line + p.stderr.read()
+        assert routes() not in (before, applied), "expected exactly one edit of the rollback made"
+    finally:
+        p.send_signal(signal.SIGKILL)
+        p.communicate()
+    out = iwlab("rollback", state=state)
+    assert "was interrupted" in out.stdout and "rolled back generation(s) 1 (apply)" in out.stdout, out.stdout
+    assert routes() == before
+    assert "nothing to roll back" in iwlab("rollback", state=state).stdout
+
+
+def test_the_watcher_recovers_an_interrupted_first_apply(ns, files):
+    """A first apply killed half-way leaves no applied policy: the watcher finishes the
+    recovery (all old), then says in one line why it cannot start (exit 2, which the units
+    do not restart)."""
+    policy, state = files
+    before = routes()
+    env = dict(os.environ, IWLAB_TEST_PAUSE_AFTER_EDITS="1")
+    p = subprocess.Popen([str(IWLAB), "apply", str(policy), "--netns", NS, "--state", str(state)],
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+    try:
+        assert "paused after 1 edit" in p.stderr.readline()
+    finally:
+        p.send_signal(signal.SIGKILL)
+        p.communicate()
+    assert routes() != before
+    r = iwlab("watch", "--duration", "1", state=state, check=False)
+    assert r.returncode == 2, r.stderr
+    assert "recovered: generation 1 (apply) was interrupted" in r.stderr and "no policy applied" in r.stderr
+    assert "Traceback" not in r.stderr and routes() == before
+
+
+def test_watch_status_reads_the_iw_from_the_routes(ns, files, tmp_path):
+    """After stop → rollback → apply of another IW, the state file still remembers the old IW;
+    status shows what new connections get: the route's initcwnd, and counts iwlab's routes."""
+    policy, state = files
+    from iwlab.deploy.state import State
+
+    iwlab("apply", str(policy), state=state)
+    iwlab("watch", "--duration", "1", state=state)
+    # what a watcher that fell back to IW 3 leaves in the state file
+    State(state).add_decision(NS, "10.77.2.0/24", 10, 3, "loss_in_initial_window (at close)", None)
+    assert {p["prefix"]: p["iw"] for p in json.loads(iwlab("watch", "status", "--json", state=state).stdout)
+            ["prefixes"]} == {"10.77.2.0/24": 10}, "the route says 10, whatever the state remembers"
+    iwlab("rollback", state=state)
+    seven = tmp_path / "seven.toml"
+    seven.write_text(POLICY.replace("segments = 10 }", "segments = 7 }"))
+    iwlab("apply", str(seven), state=state)
+    out = json.loads(iwlab("watch", "status", "--json", state=state).stdout)
+    iw = {p["prefix"]: p["iw"] for p in out["prefixes"]}
+    assert iw == {"10.77.2.0/24": 7}, out
+    assert out["routes_managed"] == routes().count(" proto 73 ") == 3, out
+    iwlab("rollback", state=state)

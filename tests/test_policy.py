@@ -1,4 +1,4 @@
-"""Policy files and the Decider (python/iwlab/policy.py over iwlab._core.PolicyEngine)."""
+"""Policy files and the Decider (python/iwlab/policy/ over iwlab._core.PolicyEngine)."""
 
 from __future__ import annotations
 
@@ -235,6 +235,9 @@ def test_routes_choose_the_policy_by_destination_address():
     ev = r.iw_events[r.iw_events["kind"] == "iw"]
     assert set(ev[ev["dst_addr"] == "198.18.0.2"]["iw_bytes"]) == {2 * 1448}
     assert set(ev[ev["dst_addr"] != "198.18.0.2"]["iw_bytes"]) == {14480}
+    # the policy column names the policy that decided: the route's, else the application's
+    assert set(r.iw_events[r.iw_events["dst_addr"] == "198.18.0.2"]["policy"]) == {"two"}
+    assert "two" not in set(r.iw_events[r.iw_events["dst_addr"] != "198.18.0.2"]["policy"])
 
 
 def test_a_policy_name_the_scenario_defines_differently_is_an_error():
@@ -254,7 +257,7 @@ def test_cli_run_with_the_issues_minimal_policy_file(tmp_path):
 
     iwlab_bin = Path(sys.executable).with_name("iwlab")
     p = tmp_path / "p.toml"
-    p.write_text(MINIMAL)
+    p.write_text(MINIMAL.replace("10.77.2.0/24", "198.18.0.0/16"))  # the simulated hosts' addresses
     r = subprocess.run([str(iwlab_bin), "run", "congested-links", "--set", "duration=3s", "--set", "warmup=0s",
                         "--policy", str(p), "--out", str(tmp_path / "o")], capture_output=True, text=True)
     assert r.returncode == 0, r.stderr
@@ -300,3 +303,39 @@ def test_a_paced_policy_file_simulates_paced_connections():
     # Paced departures change when flows complete: the run is not the unpaced one.
     a, b = iwlab.run(plain), iwlab.run(paced)
     assert not a.flows["completion"].equals(b.flows["completion"])
+
+
+def test_cli_run_refuses_a_policy_whose_prefixes_cover_no_simulated_host(tmp_path):
+    """A real host's prefix matches none of the simulator's 198.18.x hosts: running it would
+    silently simulate the scenario's own IW, so it is one clear line and exit 2."""
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    p = tmp_path / "p.toml"
+    p.write_text(MINIMAL)
+    r = subprocess.run([str(Path(sys.executable).with_name("iwlab")), "run", "congested-links", "--policy", str(p),
+                        "--out", str(tmp_path / "o")], capture_output=True, text=True)
+    lines = r.stderr.strip().splitlines()
+    assert r.returncode == 2 and len(lines) == 1, r.stderr
+    assert f"{p}:5: routes[0].prefix = '10.77.2.0/24' covers no simulated host" in lines[0]
+    assert "198.18.0.2" in lines[0] and not (tmp_path / "o").exists()
+
+
+def test_simulated_host_addresses_are_the_emulators():
+    import iwlab
+    from iwlab.emulate.plan import build_plan
+    from iwlab.policy import sim_host_addresses
+
+    sc = iwlab.load("congested-links")
+    hosts = sim_host_addresses(sc)
+    flat = [a for group in hosts.values() for a in group]
+    assert flat == [h.addr for h in sorted(build_plan(sc, pid=1).hosts, key=lambda h: h.g)]
+
+
+def test_a_toml_syntax_error_is_one_line_with_file_and_line(tmp_path):
+    p = tmp_path / "p.toml"
+    p.write_text(MINIMAL + "policy = = 1\n")
+    with pytest.raises(PolicyFileError) as e:
+        load_policy(p)
+    assert "\n" not in str(e.value) and str(e.value).startswith(f"{p}:7: "), str(e.value)

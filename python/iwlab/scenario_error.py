@@ -31,7 +31,10 @@ class ScenarioError(_core.ScenarioError):
         where = self.source or ""
         if where and self.line is not None:
             where += f":{self.line}:{self.column}"
-        return f"{where}: {self.message}" if where else self.message
+        text = f"{where}: {self.message}" if where else self.message
+        # one line, whatever the user typed: a control character (a newline in a --set value)
+        # is shown escaped, as repr shows it
+        return "".join(c if c.isprintable() or c == " " else repr(c)[1:-1] for c in text)
 
     @classmethod
     def from_core(cls, e: _core.ScenarioError, source: str | None, located: bool = True) -> ScenarioError:

@@ -14,6 +14,8 @@ H_STATE = "SQLite state file"
 H_JSON = "print JSON instead of text"
 H_FLOW_IW = ("cgroup whose applications set per-flow IWs (size-based routes): apply attaches iwlab's eBPF "
              "programs there, rollback detaches them (docs/deploy.md, Per-flow IW)")
+H_FORCE = "deploy an IW outside 1…100 segments (a typo such as 1000 for 10 is refused otherwise)"
+MAX_TRY_SECONDS = 7 * 86400.0  # a trial longer than a week is a forgotten one, not a trial
 DEFAULT_STATE = "/var/lib/iwlab/deploy.sqlite"  # = iwlab.deploy.state.DEFAULT_STATE (not imported: start-up time)
 
 
@@ -39,6 +41,8 @@ class _Errors:
             _fail(e, usage=True)
         if isinstance(e, NetlinkError):
             _fail(e)
+        if getattr(e, "usage", False):  # e.g. metrics.MetricsAddressError
+            _fail(e, usage=True)
         if isinstance(e, PermissionError):
             _fail(f"{e} (deploy commands need root)")
         return False
@@ -78,6 +82,7 @@ def plan_cmd(policy: Path = typer.Argument(..., help="policy file (TOML; docs/de
              netns: Optional[str] = typer.Option(None, "--netns", help=H_NETNS),
              flow_iw_cgroup: Optional[str] = typer.Option(None, "--flow-iw-cgroup", help=H_FLOW_IW),
              state: Path = typer.Option(DEFAULT_STATE, "--state", help=H_STATE),
+             force: bool = typer.Option(False, "--force", help=H_FORCE),
              as_json: bool = typer.Option(False, "--json", help=H_JSON)) -> None:
     """Show exactly which routes `apply` would change, and change nothing."""
     from iwlab.deploy import ops
@@ -85,7 +90,7 @@ def plan_cmd(policy: Path = typer.Argument(..., help="policy file (TOML; docs/de
 
     with _Errors():
         pf = _load(policy)
-        p = ops.plan(pf, netns, state)
+        p = ops.plan(pf, netns, state, force=force)
         pending = State(state).generations(netns, ("pending",)) if state.exists() else []
         note = (f"\n(generation {pending[-1]['id']} was interrupted; the next apply/rollback restores it first)"
                 if pending else "")
@@ -108,6 +113,7 @@ def apply_cmd(policy: Optional[Path] = typer.Argument(None, help="policy file (T
                                                          help="then probe TARGET (docs/probe.md) and exit 1 unless "
                                                               "its IW equals the route's initcwnd"),
               probe_netns: Optional[str] = typer.Option(None, "--probe-netns", help="probe from this namespace"),
+              force: bool = typer.Option(False, "--force", help=H_FORCE),
               as_json: bool = typer.Option(False, "--json", help=H_JSON)) -> None:
     """Set the routes' initcwnd (and initrwnd, congctl) as the policy file says: all or nothing,
     idempotent, recorded for `iwlab rollback`."""
@@ -130,10 +136,11 @@ def apply_cmd(policy: Optional[Path] = typer.Argument(None, help="policy file (T
                 seconds = parse_seconds(try_, "--try")
             except ValueError as e:
                 _fail(f"{e}; allowed e.g. 60s, 2min", usage=True)
-            if seconds <= 0:
-                _fail(f"--try = {try_!r}: allowed a duration > 0", usage=True)
+            if not 0 < seconds <= MAX_TRY_SECONDS:  # also NaN and inf
+                _fail(f"--try = {try_!r}: allowed a duration > 0 and at most {MAX_TRY_SECONDS:g} s (7 days)",
+                      usage=True)
         pf = _load(policy)
-        done = ops.apply(pf, netns, state, try_seconds=seconds)
+        done = ops.apply(pf, netns, state, try_seconds=seconds, force=force)
         p, gid, notes = done.plan, done.generation, done.recovered
         for n in notes:
             typer.echo(n, err=True)
@@ -202,15 +209,21 @@ def watch_cmd(ctx: typer.Context,
     logging.basicConfig(format="iwlab watch: %(message)s", level=logging.WARNING)  # stderr (journald)
 
     with _Errors():
-        if interval <= 0:
-            _fail(f"--interval = {interval}: allowed > 0", usage=True)
+        if not 0.001 <= interval <= 3600:  # also NaN and inf
+            _fail(f"--interval = {interval}: allowed 0.001 to 3600 (seconds)", usage=True)
+        if duration is not None and not 0 < duration <= 366 * 86400:
+            _fail(f"--duration = {duration}: allowed a number of seconds > 0 and at most one year", usage=True)
         ipr, st = _open(netns, state)
+        if policy is None:  # the policy is the last applied one: finish an interrupted command first
+            for note in watch.recover(ipr, st, netns):
+                typer.echo(note, err=True)
         pf = _load(policy) if policy is not None else watch.applied_policy(st, netns)
         addr = None
         if metrics is not None:
             host, _, port = metrics.rpartition(":")
-            if not host or not port.isdigit():
-                _fail(f"--metrics = {metrics!r}: allowed HOST:PORT, e.g. 127.0.0.1:9464", usage=True)
+            if not host or not port.isdigit() or not 0 < int(port) < 65536:
+                _fail(f"--metrics = {metrics!r}: allowed HOST:PORT with a port 1-65535, e.g. 127.0.0.1:9464",
+                      usage=True)
             addr = (host.strip("[]"), int(port))
         watch.Watcher(ipr, st, netns, pf, interval=interval, metrics_addr=addr,
                       record=None if record is None else str(record)).run(duration)
@@ -225,8 +238,12 @@ def watch_status_cmd(netns: Optional[str] = typer.Option(None, "--netns", help=H
     from iwlab.deploy.state import State
 
     with _Errors():
+        from iwlab.deploy import netlink
+
         st = State(state, create=False)
-        out = watch.status(st, netns)
+        netlink.check_namespace(netns)
+        with netlink.open_ipr(netns) as ipr:  # the routes are the truth about the IW now
+            out = watch.status(st, netns, ipr)
         _print(out, as_json, watch.status_text(out))
 
 
@@ -240,7 +257,9 @@ def watch_unit_cmd(template: bool = typer.Option(False, "--template", help="the 
     name = "iwlab-watch@.service" if template else "iwlab-watch.service"
     exe = Path(sys.executable).with_name("iwlab")  # this installation's, else the one on PATH
     exe = str(exe) if exe.exists() else (shutil.which("iwlab") or "iwlab")
-    text = (Path(__file__).parent.parent / "deploy" / name).read_text()
+    import iwlab.deploy
+
+    text = (Path(iwlab.deploy.__file__).parent / name).read_text()  # shipped beside the deploy code
     typer.echo(text.replace("@IWLAB@", exe), nl=False)
 
 

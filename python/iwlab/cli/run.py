@@ -61,10 +61,12 @@ def run(
     with user_errors():
         sc = load_scenario(scenario, sets)
         if policy is not None:
-            from iwlab.policy import PolicyFileError, load_policy, with_policy
+            from iwlab.policy import PolicyFileError, check_routes_cover_hosts, load_policy, with_policy
 
             try:
-                sc = with_policy(sc, load_policy(policy))
+                pf = load_policy(policy)
+                check_routes_cover_hosts(sc, pf)
+                sc = with_policy(sc, pf)
             except PolicyFileError as e:
                 fail(str(e))
         if out is None:  # the default folder names the seed the run will use

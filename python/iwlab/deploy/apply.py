@@ -235,7 +235,10 @@ def decider_for(state: State, netns: str | None, pf):
     return Decider(pf)
 
 
-def iw_function(state: State, netns: str | None, pf):
-    from iwlab.deploy.plan import fresh_iw_for
+def iw_function(state: State, netns: str | None, pf, force: bool = False):
+    """IW (segments) of each policy prefix by the file's Decider, checked against the bounds
+    `iwlab.deploy.plan.checked_iw` enforces unless `force`."""
+    from iwlab.deploy.plan import checked_iw, fresh_iw_for
 
-    return fresh_iw_for(decider_for(state, netns, pf))
+    iw_for = fresh_iw_for(decider_for(state, netns, pf))
+    return iw_for if force else checked_iw(pf, iw_for)

@@ -5,6 +5,11 @@ retransmission rate; also exported directly), handshake RTT, the IW per prefix, 
 from __future__ import annotations
 
 
+class MetricsAddressError(ValueError):
+    """`--metrics` names an address the watcher cannot listen on (bad port, in use, no such host)."""
+    usage = True
+
+
 class Metrics:
     def __init__(self, addr: tuple[str, int]):
         from prometheus_client import CollectorRegistry, Counter, Gauge, start_http_server
@@ -21,7 +26,14 @@ class Metrics:
         self.decisions = Counter("iwlab_decisions", "IW changes made by the watcher", ["prefix", "direction"], registry=reg)
         self.missed = Gauge("iwlab_watch_missed_event_batches", "Destroy-event overruns (kernel buffer full)", registry=reg)
         self._sums: dict[str, list[int]] = {}
-        self.server, self.thread = start_http_server(addr[1], addr=addr[0], registry=reg)
+        host, port = addr
+        if not 0 < port < 65536:
+            raise MetricsAddressError(f"--metrics = {host}:{port}: port out of range; allowed 1-65535")
+        try:
+            self.server, self.thread = start_http_server(port, addr=host, registry=reg)
+        except OSError as e:  # EADDRINUSE, EACCES, EADDRNOTAVAIL, gaierror
+            raise MetricsAddressError(f"--metrics = {host}:{port}: cannot listen there ({e.strerror or e}); "
+                                      "allowed a free local address, e.g. 127.0.0.1:9464") from None
 
     def observe(self, prefix: str, s) -> None:
         self.connections.labels(prefix).inc()

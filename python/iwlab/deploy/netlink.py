@@ -103,7 +103,17 @@ def namespace_exists(name: str) -> bool:
     return (NETNS_DIR / name).exists()
 
 
+def check_namespace_name(netns: str) -> None:
+    """A name `ip netns add` accepts (iproute2's is_valid_netns_name: a file name under
+    /run/netns): 1–255 bytes, no '/', not '.' or '..', no NUL."""
+    if (not netns or len(netns.encode()) > 255 or "/" in netns or "\0" in netns or netns in (".", "..")):
+        raise NetlinkError(f"--netns = {netns!r}: not a namespace name; allowed 1-255 characters without '/', "
+                           "not '.' or '..' (see `ip netns list`)", usage=True)
+
+
 def check_namespace(netns: str | None) -> None:
+    if netns is not None:
+        check_namespace_name(netns)
     if netns is not None and not namespace_exists(netns):
         raise NetlinkError(f"--netns = {netns!r}: no such network namespace (see `ip netns list`)", usage=True)
 

@@ -46,23 +46,25 @@ def _load(policy):
     return load_policy(policy) if isinstance(policy, (str, Path)) else policy
 
 
-def plan(policy, netns: str | None = None, state: str | Path = DEFAULT_STATE) -> Plan:
-    """The route edits `apply` would make; changes nothing (not even a missing state file)."""
+def plan(policy, netns: str | None = None, state: str | Path = DEFAULT_STATE, force: bool = False) -> Plan:
+    """The route edits `apply` would make; changes nothing (not even a missing state file).
+    An IW outside 1…`plan.MAX_IW_SEGMENTS` is a usage error unless `force`."""
     pf = _load(policy)
     ipr, st = _open(netns, state if Path(state).exists() else ":memory:")
     with ipr:
-        return _apply.apply_policy(ipr, st, netns, pf, _apply.iw_function(st, netns, pf), dry_run=True)[0]
+        return _apply.apply_policy(ipr, st, netns, pf, _apply.iw_function(st, netns, pf, force),
+                                   dry_run=True)[0]
 
 
 def apply(policy, netns: str | None = None, state: str | Path = DEFAULT_STATE,
-          try_seconds: float | None = None) -> Applied:
+          try_seconds: float | None = None, force: bool = False) -> Applied:
     """Applies the file (all or nothing); with `try_seconds`, as a trial that the next command
     reverts once the time is up unless `confirm()` was called (the CLI waits and reverts itself)."""
     pf = _load(policy)
     ipr, st = _open(netns, state, changes=True)
     deadline = None if try_seconds is None else time.time() + try_seconds
     with ipr:
-        p, gid, notes = _apply.apply_policy(ipr, st, netns, pf, _apply.iw_function(st, netns, pf),
+        p, gid, notes = _apply.apply_policy(ipr, st, netns, pf, _apply.iw_function(st, netns, pf, force),
                                             try_deadline=deadline)
     return Applied(p, gid, notes)
 
@@ -76,7 +78,11 @@ def rollback(netns: str | None = None, state: str | Path = DEFAULT_STATE) -> _ap
     that is then the rollback)."""
     ipr, st = _open(netns, state, create=False, changes=True)
     with ipr, st.lock():
+        # recovery undoes an interrupted rollback too (all old = the routes before it); the user
+        # asked for the rollback, so it is then finished here rather than by a second command
+        interrupted = [g["source"] for g in st.generations(netns, ("pending",))]
         notes = _apply.recover(ipr, st, netns)
-        if notes:
+        if notes and "rollback" not in interrupted:
             return _apply.Outcome(None, 0, "\n".join(notes))
-        return _apply.rollback(ipr, st, netns)
+        out = _apply.rollback(ipr, st, netns)
+        return _apply.Outcome(out.generation, out.edits, "\n".join(notes + [out.message])) if notes else out

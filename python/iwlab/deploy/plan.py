@@ -95,6 +95,32 @@ def _policy_metrics(base: dict[str, Any], iw: int, route) -> dict[str, Any]:
     return m
 
 
+AVAILABLE_CC = "/proc/sys/net/ipv4/tcp_available_congestion_control"
+
+
+def available_congestion_control() -> list[str]:
+    """The congestion controls the kernel has registered (net/ipv4/tcp_cong.c keeps one list for
+    every namespace); a route's congctl must name one of them, or the route replace fails."""
+    try:
+        with open(AVAILABLE_CC) as f:
+            return f.read().split()
+    except OSError:
+        return []
+
+
+def check_congctl(pf) -> None:
+    """A usage NetlinkError for the first route whose congctl the kernel does not offer."""
+    have = None
+    for route in pf.routes:
+        if route.congctl is None:
+            continue
+        have = available_congestion_control() if have is None else have
+        if have and route.congctl not in have:
+            raise NetlinkError(f"{pf.path or '<policy>'}:{route.line}: congctl = {route.congctl!r} is not "
+                               f"available in this kernel; allowed one of {', '.join(have)} "
+                               f"({AVAILABLE_CC})", usage=True)
+
+
 def _mss(ipr, r: KRoute) -> int:
     if r.metrics.get("RTAX_ADVMSS"):
         return int(r.metrics["RTAX_ADVMSS"])
@@ -156,6 +182,7 @@ def compute(ipr, pf, iw_for: IwFor, managed: dict[str, Any], netns: str | None,
             table: int = netlink.MAIN_TABLE, only: set[str] | None = None, why: str | None = None) -> Plan:
     """The edits from the routes now to the routes `pf` wants. `only`: restrict to these policy
     prefixes (the watcher changes one prefix at a time) and leave other managed routes alone."""
+    check_congctl(pf)
     want = targets(ipr, pf, iw_for, managed, table, only)
     now = {r.key: r for r in netlink.dump(ipr, table)}
     edits = []
@@ -179,6 +206,26 @@ def compute(ipr, pf, iw_for: IwFor, managed: dict[str, Any], netns: str | None,
                     edits.append(Edit(key, "-", old, orig, "no longer in the policy file: restore the original"))
     return Plan(netns, tuple(edits), str(pf.path) if pf.path is not None else None, pf.text,
                 tuple(sorted(netlink.devices(ipr).items())))
+
+
+# RFC 6928 §2 argues for 10 segments and asks for experiments beyond; Linux takes initcwnd up to
+# 2^32−1, where one route's typo (1000 for 10) floods every path behind it. Above this bound a
+# deploy needs `--force`.
+MAX_IW_SEGMENTS = 100
+
+
+def checked_iw(pf, iw_for: IwFor, max_iw: int = MAX_IW_SEGMENTS) -> IwFor:
+    """`iw_for` that raises a usage NetlinkError naming the route, the policy and the IW when an
+    IW is outside 1…`max_iw` segments."""
+    def iw(name: str, mss: int) -> int:
+        segments = iw_for(name, mss)
+        if not 1 <= segments <= max_iw:
+            route = pf.route(name)
+            raise NetlinkError(f"{pf.path or '<policy>'}:{route.line}: prefix {name!r}: policy {route.policy!r} "
+                               f"gives initcwnd = {segments} segments at MSS {mss}; allowed 1…{max_iw} "
+                               "(--force to deploy it anyway)", usage=True)
+        return segments
+    return iw
 
 
 def fresh_iw_for(decider) -> IwFor:

@@ -73,6 +73,11 @@ class State:
                 self.path.parent.mkdir(parents=True, exist_ok=True)
             except OSError as e:
                 raise StateError(f"state file {self.path}: cannot create its directory: {e}") from None
+        elif self.path.is_file() and self.path.stat().st_size == 0:
+            # SQLite would take an empty file as a new database and write iwlab's schema into it:
+            # an empty file given as --state is someone's file, not iwlab's.
+            raise StateError(f"state file {self.path}: an empty file, not an iwlab database; it was left "
+                             "untouched — remove it or pass another --state")
         try:
             self.db = sqlite3.connect(self.path, timeout=30, isolation_level=None)
             self.db.row_factory = sqlite3.Row

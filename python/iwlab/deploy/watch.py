@@ -45,6 +45,13 @@ KERNEL_DEFAULT_IW = 10  # initcwnd of a route without one (Linux, RFC 6928)
 FLUSH_SECONDS = 1.0
 
 
+def recover(ipr, st: State, netns: str | None) -> list[str]:
+    """Finishes what a killed apply or rollback left (all old, `apply.recover`) before the
+    watcher reads which policy is applied: an interrupted first apply leaves none."""
+    with st.lock():
+        return apply.recover(ipr, st, netns)
+
+
 def applied_policy(st: State, netns: str | None):
     """The policy file of the last apply in `netns`, as it was applied (its text is stored)."""
     from iwlab.policy import parse_policy
@@ -213,6 +220,21 @@ class Decisions:
         self.decider.learn(name, now_ns, ev)
         return self.check(name, now_ns)
 
+    def feed(self, name: str, now_ns: int, ev: dict[str, Any], on_time_change=None) -> tuple[
+            tuple[int | None, int] | None, tuple[int | None, int] | None]:
+        """Feeds one event, keeping apart what time alone changed before it (evidence expired)
+        from what the event changed, so that an IW raised by expiry is not put down to the
+        connection that happened to close next. `on_time_change(change)` acts on the first (the
+        watcher writes the route; default: take the new IW as the route's) before the event is
+        learned. Returns (change by time, change by the event)."""
+        by_time = self.check(name, now_ns)
+        if by_time is not None:
+            if on_time_change is None:
+                self.iw[name] = by_time[1]
+            else:
+                on_time_change(by_time)
+        return by_time, self.learn(name, now_ns, ev)
+
     def check(self, name: str, now_ns: int) -> tuple[int | None, int] | None:
         old, mss = self.iw.get(name), self.mss.get(name, 1448)
         if self.record is not None:
@@ -310,7 +332,8 @@ class Watcher:
 
     def _learn(self, name: str, s: sockdiag.TcpSock, ev: dict[str, Any], source: str = "at close",
                window: str = "initial") -> None:
-        change = self.decisions.learn(name, time.time_ns(), ev)
+        _, change = self.decisions.feed(name, time.time_ns(), ev,
+                                        lambda by_time: self._decide(name, "re-evaluated (time passed)", by_time))
         c = self.counts.setdefault(name, Counts())
         if window != "initial":
             source = f"{window} window, {source}"
@@ -434,13 +457,29 @@ def _policy_states(st: State, netns: str | None, w) -> dict[str, Any]:
     return {plan.prefix_name(r): d.state(plan.prefix_name(r)) for r in pf.routes}
 
 
-def status(st: State, netns: str | None) -> dict[str, Any]:
+def kernel_iw(ipr) -> tuple[dict[str, int], int]:
+    """The initcwnd of every route carrying iwlab's protocol, by policy prefix ("default" for
+    0.0.0.0/0 and ::/0; a route without initcwnd has the kernel's 10), and how many such routes."""
+    ours = [r for r in netlink.dump(ipr, None) if r.proto == netlink.PROTO]
+    iw: dict[str, int] = {}
+    for r in ours:
+        name = "default" if r.net.prefixlen == 0 else str(r.net)
+        iw.setdefault(name, int(r.metrics.get("RTAX_INITCWND") or KERNEL_DEFAULT_IW))
+    return iw, len(ours)
+
+
+def status(st: State, netns: str | None, ipr=None) -> dict[str, Any]:
+    """The watcher's per-prefix state. With `ipr` (a netlink socket in `netns`), the IW is read
+    from the routes themselves — what new connections get, whatever the state file remembers
+    after a stop, rollback or apply — and `routes_managed` counts the routes with iwlab's protocol."""
     w = st.watch_row(netns)
     states = _policy_states(st, netns, w)
+    in_kernel, n_ours = kernel_iw(ipr) if ipr is not None else (None, None)
     prefixes = []
     for r in st.prefixes(netns):
         segs = r["segs_out"]
-        prefixes.append({"prefix": r["prefix"], "iw": r["iw"], "since": r["since"], "why": r["why"],
+        iw = r["iw"] if in_kernel is None else in_kernel.get(r["prefix"])
+        prefixes.append({"prefix": r["prefix"], "iw": iw, "since": r["since"], "why": r["why"],
                          "connections": r["connections"], "iw_loss_events": r["iw_loss"],
                          "last_evidence": r["last_evidence"],
                          "retransmission_rate": (r["retrans"] / segs) if segs else None,
@@ -448,7 +487,7 @@ def status(st: State, netns: str | None) -> dict[str, Any]:
                          "policy_state": states.get(r["prefix"])})
     return {"netns": netns, "policy": None if w is None else w["policy"],
             "updated": None if w is None else w["updated"], "prefixes": prefixes,
-            "routes_managed": len(st.managed(netns)),
+            "routes_managed": len(st.managed(netns)) if n_ours is None else n_ours,
             "decisions": [dict(d) for d in st.recent_decisions(netns, 10)]}
 
 
@@ -464,7 +503,7 @@ def status_text(out: dict[str, Any]) -> str:
     for p in out["prefixes"]:
         rate = "-" if p["retransmission_rate"] is None else f"{100 * p['retransmission_rate']:.2f} %"
         rtt = "-" if p["handshake_rtt_ms"] is None else f"{p['handshake_rtt_ms']:.2f} ms"
-        lines.append(f"  {p['prefix']}: IW {p['iw'] if p['iw'] is not None else '(as applied)'} since {_t(p['since'])}; "
+        lines.append(f"  {p['prefix']}: IW {p['iw'] if p['iw'] is not None else '(no iwlab route)'} since {_t(p['since'])}; "
                      f"{p['connections']} connections, {p['iw_loss_events']} IW-loss events (last "
                      f"{_t(p['last_evidence'])}), retransmissions {rate}, handshake RTT {rtt}")
         if p["why"]:

@@ -2,7 +2,8 @@
 //! (recorded when the run asks for it, `AnyIw::record`), one row each, in time order.
 //!
 //! Columns: `time` (s), `time_ns`, `instance` (index of the policy instance), `host` (its
-//! node), `host_addr`, `policy` (its name), `kind` (`iw`: a new connection's IW; `restart`: a restart
+//! node), `host_addr`, `policy` (the name of the policy that decided: the route's for a destination
+//! a route covers, else the instance's), `kind` (`iw`: a new connection's IW; `restart`: a restart
 //! window after idle; `loss_in_initial_window`; `closed`), `dst` (the peer node), `dst_addr` (the
 //! hosts' addresses as the emulator gives them, `policy_file::sim_host_addresses`), `mss`,
 //! `declared_size`, `iw_bytes` (the answer of `iw`/`restart`), `iw_loss_bytes` (`restart`),
@@ -40,7 +41,11 @@ pub fn iw_event_table(instances: &[IwInstance], policies: &[AnyIw], addresses: &
         host.push(instances.get(i).map_or(0, |x| x.node as u64));
         host_addr.push(instances.get(i).map_or_else(String::new, |x| addr_of(x.node)));
         dst_addr.push(addr_of(r.dst));
-        policy.push(instances.get(i).map_or_else(String::new, |x| x.policy.clone()));
+        // the route's policy where a route covers the destination: it decided, not the application's
+        policy.push(match policies[i].route_policy(r.dst) {
+            Some(name) => name.to_string(),
+            None => instances.get(i).map_or_else(String::new, |x| x.policy.clone()),
+        });
         dst.push(r.dst as u64);
         let (mut m, mut d, mut w, mut lb) = (0, None, 0, None);
         let (mut s, mut l, mut c, mut a, mut t) = (0, false, 0, 0, 0);

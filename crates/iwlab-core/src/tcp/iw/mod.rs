@@ -220,6 +220,14 @@ impl AnyIw {
     pub fn record(&mut self) {
         self.log.get_or_insert_with(Vec::new);
     }
+    /// The name of the route policy that decides for `dst` when this is a host's policy by
+    /// destination route and a route covers `dst`; None otherwise (this policy decides).
+    pub fn route_policy(&self, dst: DstKey) -> Option<&str> {
+        match &self.imp {
+            IwImpl::Routed(r) => r.route_policy(dst),
+            _ => None,
+        }
+    }
     /// What was recorded (empty unless `record` was called).
     pub fn records(&self) -> &[IwRecord] {
         self.log.as_deref().unwrap_or(&[])

@@ -51,6 +51,13 @@ impl Routed {
         Routed { table, inner_of, inner, uncovered: Box::new(uncovered) }
     }
 
+    /// The name of the policy of the route covering `dst`; None when no route covers it (the
+    /// application's policy decides).
+    pub fn route_policy(&self, dst: DstKey) -> Option<&str> {
+        let r = self.table.route_of.get(dst as usize).copied().flatten()?;
+        self.table.policy_of.get(r as usize).map(String::as_str)
+    }
+
     /// The policy and the key it knows `dst` by.
     fn route(&mut self, dst: DstKey) -> (&mut AnyIw, DstKey) {
         match self.table.route_of.get(dst as usize).copied().flatten() {
@@ -105,5 +112,6 @@ mod tests {
         assert_eq!(p.initial_window(&ctx(2)), 14600, "route 1 is another prefix");
         assert_eq!(p.initial_window(&ctx(3)), 2920, "uncovered: the application's policy");
         assert_eq!(p.describe(0, SimTime::ZERO)["fallback"], true);
+        assert_eq!((p.route_policy(0), p.route_policy(2), p.route_policy(3)), (Some("fb"), Some("fb"), None));
     }
 }

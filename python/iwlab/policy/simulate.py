@@ -1,0 +1,123 @@
+"""A policy file in simulation: a scenario that uses it, and the check that a run's decisions
+are the Decider's."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from .decider import Decider, replay
+from .file import PolicyFile, PolicyFileError
+
+__all__ = ["with_policy", "sim_replay_records", "replay_run", "sim_host_addresses", "check_routes_cover_hosts"]
+
+
+def with_policy(scenario, pf: PolicyFile):
+    """`scenario` (an iwlab.Scenario) simulating the policy file: its policies join the
+    scenario's `[iw.policies]` (a name the scenario defines differently is an error), its routes
+    become `[[iw.routes]]` (replacing any), and its `[iw] default`, if set, becomes the scenario's.
+    Hosts have the emulator's addresses (198.18.0.0 + 4g + 2, g counting left hosts first, then
+    right); a sender's IW towards a host a route covers is the route's policy, per sending host
+    and keyed by the route's prefix; other destinations keep the application's policy
+    (docs/scenario-format.md, "Policy files"). A file that paces (`[tcp]` pacing or
+    paced_iw true) sets the scenario's `tcp.pacing` and `tcp.paced_iw` to its values, for every
+    connection, as the deployed program paces every connection of its cgroup; a file that
+    paces nothing deploys nothing there, and the scenario's own keep."""
+    from iwlab.scenario import Scenario
+
+    data = json.loads(json.dumps(scenario.data))
+    iw = data.setdefault("iw", {})
+    policies = iw.setdefault("policies", {})
+    for name, spec in pf.policies.items():
+        if name in policies and policies[name] != spec:
+            line = next((r.line for r in pf.routes if r.policy == name), None)
+            raise PolicyFileError(f"iw.policies.{name} = {json.dumps(spec)} is not allowed; expected a name the "
+                                  f"scenario {scenario.name!r} does not define differently "
+                                  f"(it has {json.dumps(policies[name])}): rename it", pf.path, line,
+                                  f"iw.policies.{name}")
+        policies[name] = spec
+    iw["routes"] = [{k: v for k, v in (("prefix", r.key), ("policy", r.policy), ("initrwnd", r.initrwnd),
+                                       ("congctl", r.congctl)) if v is not None} for r in pf.routes]
+    if pf.default is not None:
+        iw["default"] = pf.default
+    if pf.paced:
+        pacing = {"pacing": pf.tcp["pacing"], "paced_iw": pf.tcp["paced_iw"]}
+        data.setdefault("tcp", {}).update(pacing)
+        # An application's `tcp` table overrides the scenario's field by field: set it there too.
+        for app in data.get("apps", []):
+            if isinstance(app.get("tcp"), dict):
+                app["tcp"].update(pacing)
+    return Scenario.from_data(data, f"{scenario.source} + {pf.path or '<policy>'}")
+
+
+def sim_replay_records(pf: PolicyFile, iw_events) -> dict[int, list[dict]]:
+    """A simulated run's `iw_events` (a DataFrame or a list of row dicts, `iwlab.run(…,
+    iw_events=True)`) as `replay` records, per policy instance (sending host), keyed by the
+    route of `pf` covering each destination's address; destinations no route covers (they used
+    the application's policy) and restart windows are left out."""
+    rows = iw_events.to_dict("records") if hasattr(iw_events, "to_dict") else list(iw_events)
+    out: dict[int, list[dict]] = {}
+    for row in rows:
+        route = pf.route_for(row["dst_addr"]) if row["dst_addr"] else None
+        if route is None or row["kind"] == "restart":
+            continue
+        rec: dict[str, Any] = {"time_ns": int(row["time_ns"]), "dst": route.key, "kind": row["kind"]}
+        if row["kind"] == "iw":
+            declared = row["declared_size"]
+            rec.update(mss=int(row["mss"]), declared_size=None if declared is None or declared != declared
+                       else int(declared), sim_iw_bytes=int(row["iw_bytes"]))
+        else:
+            rec["bytes_sent"] = int(row["bytes_sent"])
+            if row["kind"] == "closed":
+                rec.update(loss=bool(row["loss"]), cwnd=int(row["cwnd"]), bytes_acked=int(row["bytes_acked"]),
+                           retrans=int(row["retrans"]))
+        out.setdefault(int(row["instance"]), []).append(rec)
+    return out
+
+
+def replay_run(pf: PolicyFile, iw_events) -> list[dict]:
+    """Replays every sending host's recorded sequence of a run into a fresh `Decider` of `pf`
+    and returns one row per IW decision: instance, time_ns, dst (prefix), the simulator's
+    `sim_iw_bytes` and the Decider's `iw_bytes`. Equal columns = the same decisions."""
+    out = []
+    for instance, recs in sorted(sim_replay_records(pf, iw_events).items()):
+        asked = [r for r in recs if r["kind"] == "iw"]
+        for r, d in zip(asked, replay(Decider(pf), recs)):
+            out.append({"instance": instance, "time_ns": r["time_ns"], "dst": r["dst"],
+                        "sim_iw_bytes": r["sim_iw_bytes"], "iw_bytes": d["iw_bytes"]})
+    return out
+
+
+def sim_host_addresses(scenario) -> dict[str, list[str]]:
+    """Group name → its simulated hosts' addresses, as the emulator (and the core's
+    `policy_file::sim_host_addresses`) gives them: host g — left hosts first, then right, each
+    group in file order — is 198.18.0.0 + 4g + 2."""
+    import ipaddress
+
+    base = int(ipaddress.IPv4Address("198.18.0.0"))
+    topo = scenario.data.get("topology", {})
+    out: dict[str, list[str]] = {}
+    g = 0
+    for side in ("left", "right"):
+        for grp in topo.get(side, []):
+            count = int(grp.get("count", 1))
+            out[grp.get("name", f"{side}-{len(out)}")] = [str(ipaddress.IPv4Address(base + 4 * (g + i) + 2))
+                                                          for i in range(count)]
+            g += count
+    return out
+
+
+def check_routes_cover_hosts(scenario, pf: PolicyFile) -> None:
+    """PolicyFileError for the first prefix route of `pf` that covers no simulated host: in
+    simulation it would change nothing, silently (real prefixes never match 198.18.x)."""
+    import ipaddress
+
+    hosts = sim_host_addresses(scenario)
+    addrs = [ipaddress.ip_address(a) for group in hosts.values() for a in group]
+    for i, r in enumerate(pf.routes):
+        if r.prefix is None or any(a.version == r.prefix.version and a in r.prefix for a in addrs):
+            continue
+        groups = "; ".join(f"{name} {a[0]}" + (f"…{a[-1]}" if len(a) > 1 else "") for name, a in hosts.items())
+        raise PolicyFileError(f"routes[{i}].prefix = {r.key!r} covers no simulated host of {scenario.name!r}, so "
+                              f"it would change nothing; expected a prefix of the emulator's addresses ({groups}) "
+                              "or a copy of the file with such prefixes", pf.path, r.line, f"routes[{i}].prefix")
