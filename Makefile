@@ -80,7 +80,7 @@ ns3:
 	bash bench/install-ns3.sh
 	$(MAKE) -C bench/ns3
 
-## bench: iwlab vs ns-3 side by side (issue 6): builds both, runs bench/run.py, writes
+## bench: iwlab vs ns-3 side by side: builds both, runs bench/run.py, writes
 ## bench/results.json. Options through BENCH_ARGS, e.g. make bench BENCH_ARGS="--quick --only A"
 bench: ns3 ext
 	$(PY) bench/run.py $(BENCH_ARGS)

@@ -22,7 +22,7 @@ def tables(res):
 
 
 def check_claims(res, out, report):
-    """Issue 14: every claim gets a verdict computed from this run, its links name the report's
+    """Every claim gets a verdict computed from this run, its links name the report's
     tables/figures; claims.csv and the long tables are written; the report opens with the ledger."""
     import pandas as pd
 

@@ -1,4 +1,4 @@
-"""Smoke test of the iwlab-vs-ns-3 benchmark (bench/run.py, issue 6): builds the ns-3 programs,
+"""Smoke test of the iwlab-vs-ns-3 benchmark (bench/run.py): builds the ns-3 programs,
 runs each for 1 simulated second (D: 0.5 s) on both sides, and checks what the harness
 records. Skipped only when libns3-dev cannot be installed (bench/install-ns3.sh needs root and
 apt); `make test` installs it first (make ns3-deps)."""
@@ -61,7 +61,7 @@ def test_each_ns3_program_and_the_iwlab_side_run_for_one_second(ns3_programs, tm
             assert r["goodput_mbps"] > 0, (key, side, r)
             assert 0 < r["bottleneck_utilisation"] <= 1.01, (key, side, r)
             assert r["bottleneck_drops"] >= 0
-            # Link transmissions (issue 12 item 5): the per-hop packet count, in both simulators.
+            # Link transmissions: the per-hop packet count, in both simulators.
             assert r["link_transmissions"] == r["packets"], (key, side, r)
             if side != "iwlab":
                 assert r["link_tx_per_wall_s"] == pytest.approx(r["packets"] / r["wall_s"], rel=1e-6), (key, r)

@@ -1,4 +1,4 @@
-"""Claims ledgers (issue 14): every entry has a source and a computed verdict; verdicts follow the
+"""Claims ledgers: every entry has a source and a computed verdict; verdicts follow the
 data they read (flip the data, the verdict flips); long-form tables round-trip; the summary prints.
 Synthetic results only — no simulation runs here."""
 

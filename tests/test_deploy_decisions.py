@@ -1,4 +1,4 @@
-"""Issue 11 item 4: the watcher decides as the simulator's policy does.
+"""The watcher decides as the simulator's policy does.
 
 One recorded event sequence goes (a) through the watcher's decision path
 (`iwlab.deploy.watch.Decisions`: the prefix of the peer, the event, the IW question after it,

@@ -1,4 +1,4 @@
-"""Link transmissions per wall-second (issue 12 item 5): packets put on any link, once per hop,
+"""Link transmissions per wall-second: packets put on any link, once per hop,
 beside events/s in the summary, summary.json and `iwlab run`'s table — the unit that means the
 same in ns-3 (bench/ns3's `link_transmissions`, PhyTxBegin on every device)."""
 

@@ -183,7 +183,7 @@ def test_the_engine_validates_with_the_scenario_code():
         _core.PolicyEngine('{"x": {"kind": "aimd", "raise_after": 0}}')
 
 
-# ---- the simulator's decisions, replayed (issue 11 item 4) -------------------------------------
+# ---- the simulator's decisions, replayed -------------------------------------
 
 # rfc6928 made small and lossy: 8 clients behind 6-packet access buffers, so IW10 loses packets.
 SMALL = ["duration=40s", "warmup=0s", "topology.left[0].count=8", "apps[0].count=8",

@@ -1,4 +1,4 @@
-"""Start-up stays light (issue 12 item 6): `import iwlab` and the quick commands import no
+"""Start-up stays light: `import iwlab` and the quick commands import no
 pandas, pyarrow, matplotlib, dask or pydantic (typer < 0.29 in pyproject.toml: 0.29 coerces every
 parameter through pydantic); `iwlab.run` still gives DataFrames, built
 on first access. Timings are in bench/README.md (bench/startup.py), not asserted here."""

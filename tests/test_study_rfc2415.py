@@ -189,7 +189,7 @@ def test_a_second_run_resumes_from_the_raw_runs(study):
 
 
 def test_the_claims_ledger_is_judged_on_the_run_with_a_japanese_summary(study):
-    """Issue 14: verdicts computed from this run, claims.csv, the ledger first in the report, the
+    """Verdicts computed from this run, claims.csv, the ledger first in the report, the
     Japanese summary of the verdicts, tidy T1 with webs/ftps/iw keys."""
     from studies_common import check_claims
 

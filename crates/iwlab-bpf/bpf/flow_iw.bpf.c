@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0 OR Apache-2.0
 //
-// Per-flow initial window for the TCP sockets of one cgroup (issue 11 item 7; draft-you).
+// Per-flow initial window for the TCP sockets of one cgroup (draft-you).
 //
 // Linux has no socket option for the IW, but a sock_ops or cgroup-sockopt program may call
 // bpf_setsockopt(SOL_TCP, TCP_BPF_IW, n) before the connection has sent data. Two programs:

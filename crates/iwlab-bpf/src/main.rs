@@ -1,5 +1,5 @@
 //! `iwlab-bpf`: loads iwlab's per-flow IW programs into a cgroup, pins them, reports on them and
-//! removes them (issue 11 item 7). Python (`iwlab flow-iw`, python/iwlab/deploy/flow_iw.py)
+//! removes them. Python (`iwlab flow-iw`, python/iwlab/deploy/flow_iw.py)
 //! calls it and reads the JSON it prints; run as root. Exit codes: 0 done, 1 the kernel refused
 //! (message on stderr, with the verifier's log when it is the verifier), 2 bad arguments.
 mod flow_iw;

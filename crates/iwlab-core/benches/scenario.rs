@@ -5,7 +5,7 @@
 //! (B at IW 10 and IW 3, 60 s; C, 360 s; A for 10 s), built as `iwlab run` builds them. On a
 //! shared machine prefer these to single wall-clock runs when comparing two builds.
 //!
-//! `scale_files/*`: the million-flow and 10 Gb/s scenarios (issue 12), scaled down.
+//! `scale_files/*`: the million-flow and 10 Gb/s scenarios, scaled down.
 //! `bench_files_bdp/D-2s`: bench D (`bulk-bdp.toml`: 4 CUBIC + SACK flows at 1 Gb/s, 20 ms,
 //! windows of thousands of segments) for 2 simulated seconds — slow start overshoots, and the
 //! loss episode of ~10 000 segments is where a per-ACK cost that grows with the window shows.
@@ -93,7 +93,7 @@ fn bench_file(g: &mut BenchmarkGroup<WallTime>, name: &str, path: &str, duration
     bench_text(g, name, &text);
 }
 
-/// Issue 12 items 2 and 3, scaled down: `million-flows.toml` for its first 20 000 flows (4 s)
+/// The million-flow and 10 Gb/s scenarios scaled down: `million-flows.toml` for its first 20 000 flows (4 s)
 /// and `10g-10k.toml` for its first 0.5 s (10 000 flows in slow start at 10 Gb/s).
 fn scale_files(c: &mut Criterion) {
     let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/../../bench/scenarios/");

@@ -1,9 +1,9 @@
-//! Per-event cost as windows grow (issue 12 item 1): `bench/scenarios/websearch-1g.toml`
+//! Per-event cost as windows grow: `bench/scenarios/websearch-1g.toml`
 //! (100 pairs, 1 Gb/s 10 ms bottleneck, 1 000-packet drop-tail, Poisson web-search flows at
 //! load 0.6) for 10 simulated seconds, in three variants. Throughput is events processed, so
 //! the report's elements/s compare directly; CUBIC + SACK should stay within ~80 % of
-//! NewReno without SACK. A per-ACK walk of the outstanding segments (the scoreboard before
-//! issue 12) shows here as CUBIC + SACK falling to about a third.
+//! NewReno without SACK. A per-ACK walk of the outstanding segments (the scoreboard before it
+//! became incremental) shows here as CUBIC + SACK falling to about a third.
 //!
 //! `cargo bench -p iwlab-core --bench window`
 

@@ -1,5 +1,5 @@
 //! Runs a scenario in steps of simulated time and prints, after each step, the flows opened,
-//! the connections still live and the process's resident memory (issue 12: memory flat in
+//! the connections still live and the process's resident memory (memory flat in
 //! flows) and what the connection records take (the entries of the connection table, a
 //! retired connection's endpoint records inside its entry; unused table capacity aside); then
 //! collects the records and prints the peak. Times are wall and CPU (user + system) seconds;

@@ -1,4 +1,4 @@
-//! Where the heap of a long run goes (issue 12: memory flat in flows): runs a scenario in steps
+//! Where the heap of a long run goes (memory flat in flows): runs a scenario in steps
 //! of simulated time under a counting allocator and prints, after each step, the live heap,
 //! the connection records in it, the event queue's buffers, the packet slab, and the rest;
 //! beside the process's resident memory (the allocator's free lists and fragmentation are

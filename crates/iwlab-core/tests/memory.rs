@@ -1,4 +1,4 @@
-//! Memory flat in flows (issue 12 item 2): a finished connection gives back its endpoints and
+//! Memory flat in flows: a finished connection gives back its endpoints and
 //! keeps only what its flow record needs; an endpoint in TIME-WAIT stays as long as its peer
 //! may still retransmit a FIN, and answers it (RFC 9293 §3.6.1 / §3.10.7.4). A counting global
 //! allocator (this test binary only) measures the heap a run keeps per flow.

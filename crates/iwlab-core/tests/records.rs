@@ -75,7 +75,7 @@ fn link_rows_count_from_the_end_of_the_warm_up() {
     assert!(u > 0.95 && u <= 1.0, "utilisation {u}");
 }
 
-/// Issue 12 item 5: `summary.link_transmissions` counts packets put on any link, once per
+/// `summary.link_transmissions` counts packets put on any link, once per
 /// hop, over the whole run — the links table's `packets` summed when there is no warm-up,
 /// more than that sum (the warm-up's transmissions too) when there is one.
 #[test]

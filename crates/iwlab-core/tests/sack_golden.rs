@@ -1,5 +1,5 @@
 //! Golden answers of SACK scenarios, pinned before the incremental scoreboard replaced the
-//! per-ACK walks of `tcp/recovery/sack.rs` (issue 12 item 1): the data structure may change,
+//! per-ACK walks of `tcp/recovery/sack.rs`: the data structure may change,
 //! the answers may not. Each case runs a bench scenario file (shortened, some options set)
 //! and digests its flow rows, link rows and summary counters; `tests/golden/sack-digests.txt`
 //! holds the digests of the code before the change.

@@ -1,4 +1,4 @@
-"""Study: paced vs bursty IW 10 on a small-buffer congested link (issue 13 item 7).
+"""Study: paced vs bursty IW 10 on a small-buffer congested link.
 
 Short flows of 20 segments from 8 servers arrive as a Poisson process over a 2 Mb/s, 100 ms RTT
 bottleneck already carrying UDP at 50 %; the drop-tail buffer is varied from 5 to 40 packets.

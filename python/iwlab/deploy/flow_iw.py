@@ -1,4 +1,4 @@
-"""Per-flow IW on Linux with eBPF, the operator's side (issue 11 item 7): attach iwlab's
+"""Per-flow IW on Linux with eBPF, the operator's side: attach iwlab's
 programs to a cgroup of their own, run applications in it, report, detach. Root.
 
 Linux has no socket option for the initial window; a BPF program may set one with

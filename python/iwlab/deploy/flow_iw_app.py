@@ -1,5 +1,5 @@
 """Per-flow IW, the application's side: tell the kernel the IW of the connection you are about
-to send on (issue 11 item 7; draft-you's IW as a function of the flow size).
+to send on (draft-you's IW as a function of the flow size).
 
     from iwlab.deploy.flow_iw_app import FlowSizePolicy, set_flow_size
 

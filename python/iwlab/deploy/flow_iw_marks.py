@@ -1,5 +1,5 @@
 """Per-flow IW by route marks, for clients that know their flow size before they connect
-(issue 11 item 7; the variant without eBPF).
+(the variant without eBPF).
 
 A route carries its own `initcwnd`, and a connection takes its route's metrics when it is set
 up; a socket's mark (`SO_MARK`) can select the route through a policy rule. So for every IW w

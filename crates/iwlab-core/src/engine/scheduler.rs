@@ -22,7 +22,7 @@ const SLOTS: u64 = 2048;
 /// Entries of capacity a drained buffer keeps when it goes back to the ring (2 kB): a bucket
 /// that held a burst gives the rest back, so the ring holds at most `SLOTS × KEEP` entries
 /// beyond the events waiting in it (4 MB), however long the run and however large the
-/// largest burst (issue 12: memory flat in flows). Without the bound every buffer would keep
+/// largest burst (memory flat in flows). Without the bound every buffer would keep
 /// the largest bucket it ever held, and that maximum grows with the run.
 const KEEP: usize = 64;
 

@@ -23,7 +23,7 @@ pub struct Summary {
     pub pages: u64,
     pub pages_completed: u64,
     /// Packets put on any link over the whole run (warm-up included), once per hop: the sum
-    /// of every port's transmissions that finished serialisation by the end (issue 12 item 5).
+    /// of every port's transmissions that finished serialisation by the end.
     /// With no warm-up it equals the sum of the links table's `packets`.
     pub link_transmissions: u64,
 }

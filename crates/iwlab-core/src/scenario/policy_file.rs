@@ -1,4 +1,4 @@
-//! Policy files (issue 11 item 1): the `[iw]` section of a scenario — the same policy kinds
+//! Policy files: the `[iw]` section of a scenario — the same policy kinds
 //! and parameters, validated by the same code — plus `[[routes]]` mapping destination
 //! prefixes onto policies, for `iwlab run --policy` and `iwlab apply`.
 //!

@@ -43,7 +43,7 @@ pub(crate) enum Event {
 /// live. Once both endpoints are closed (or the handshake failed) and nothing of it is left in
 /// the network or on a timer, its state can no longer change: the endpoints are replaced by
 /// two [`EndRecord`]s (what its flow record needs) and the connection takes a few hundred
-/// bytes, whatever it sent (issue 12: memory flat in flows).
+/// bytes, whatever it sent (memory flat in flows).
 pub struct Conn {
     pub client_node: NodeId,
     pub server_node: NodeId,

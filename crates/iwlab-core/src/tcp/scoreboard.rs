@@ -1,5 +1,5 @@
 //! The sender's outstanding segments and its SACK scoreboard, kept so that every ACK costs
-//! amortised O(log n), not O(window) (issue 12 item 1).
+//! amortised O(log n), not O(window).
 //!
 //! Segments sit in a deque in sequence order; each has an *absolute index* (its position plus
 //! the number of segments ever popped), which stays valid while it is outstanding. Beside the

@@ -1,4 +1,4 @@
-//! AIMD on a per-destination initial window (issue 11 item 6a). References: Chiu & Jain,
+//! AIMD on a per-destination initial window. References: Chiu & Jain,
 //! "Analysis of the increase and decrease algorithms for congestion avoidance" (1989) for
 //! additive increase / multiplicative decrease; RFC 6928 §4 for the evidence (loss in the
 //! initial or a restart window after more than 4 KB was sent) and §10's advice to keep such

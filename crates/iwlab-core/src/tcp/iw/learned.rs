@@ -1,4 +1,4 @@
-//! A per-destination IW learned from recent connections' window at close (issue 11 item 6b),
+//! A per-destination IW learned from recent connections' window at close,
 //! as CDNs' back-office accelerators do and as Linux's tcp_metrics keeps a cwnd per
 //! destination (net/ipv4/tcp_metrics.c, `tcp_update_metrics`). References: RFC 6928 §10
 //! (per-destination state, "caching of IW-related information"); RFC 2140 (TCP control
