@@ -86,6 +86,11 @@ def run(
     read off the engine, at most 65 536 rows at a time (at least one call per table), every
     column as Arrow buffers; the output then holds only "summary"."""
 
+def conform(paths: list[str], tolerance_usecs: int | None = None) -> tuple[int, str, str]:
+    """Runs packetdrill-format scripts against one engine endpoint (iwlab-conform): (exit code
+    0 all passed / 1 some failed / 2 some could not be parsed, text report, JSON report)."""
+    ...
+
 def parse_policy_file(text: str) -> str:
     """Parses and validates a policy file (TOML); returns its canonical JSON: "policies"
     (canonical specs by name), "default", "routes" (prefix text or None for the default route,
