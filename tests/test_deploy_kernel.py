@@ -272,7 +272,8 @@ def test_apply_with_a_flow_iw_cgroup_attaches_the_programs_and_rollback_detaches
     before = routes()
     try:
         out = iwlab("apply", str(policy), "--flow-iw-cgroup", cgroup, "--json", state=state)
-        assert json.loads(out.stdout)["flow_iw"]["config"] == {"default_iw": 0, "max_iw": 10, "created_cgroup": True}
+        assert json.loads(out.stdout)["flow_iw"]["config"] == {"default_iw": 0, "max_iw": 10, "created_cgroup": True,
+                                                            "pacing": False, "paced_iw": False}
         assert re.search(r"10\.77\.2\.0/24 via 10\.77\.1\.2 dev v0 .*proto 73 .*initcwnd 4", routes())
         assert flow_iw.status(cgroup)["attached"]
         out = iwlab("rollback", "--flow-iw-cgroup", cgroup, state=state)
