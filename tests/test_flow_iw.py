@@ -24,10 +24,15 @@ POLICY = """
 [iw.policies]
 sized = { kind = "size-based", theta = "20kB", v = 10, min_iw = 4 }
 ten = { kind = "fixed", segments = 10 }
+ai = { kind = "aimd", initial = 10, min = 3, max = 20, step = 2, raise_after = 3 }
 
 [[routes]]
 prefix = "10.77.2.0/24"
 policy = "ten"
+
+[[routes]]
+prefix = "10.66.0.0/16"
+policy = "ai"
 
 [[routes]]
 prefix = "default"
@@ -107,7 +112,9 @@ def test_cli_iw_prints_the_policys_iw(policy_file):
     (["attach", "--cgroup", "x"], "--max-iw"),
     (["attach", "--cgroup", "x", "--max-iw", "0"], "max_iw = 0"),
     (["attach", "--cgroup", "x", "--max-iw", "10", "--default-iw", "11"], "default_iw = 11"),
-    (["attach", "--cgroup", "x", "--policy", "{policy}", "--route", "10.77.2.0/24"], "size-based"),
+    # An adaptive policy is the watcher's to deploy, not a per-flow program's (a fixed one, which
+    # the paced IW needs, is attached).
+    (["attach", "--cgroup", "x", "--policy", "{policy}", "--route", "10.66.0.0/16"], "size-based or fixed"),
     (["attach", "--cgroup", "x", "--policy", "{policy}", "--route", "10.9.0.0/16"], "--route"),
     (["exec", "--netns", "iwb-no-such-ns", "--", "true"], "no such network namespace"),
 ])
