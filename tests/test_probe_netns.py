@@ -280,8 +280,11 @@ def test_many_targets_are_each_reported(clean, tmp_path):
 def test_an_interrupted_probe_leaves_nothing_behind(clean, tmp_path, sig):
     targets = tmp_path / "targets.txt"
     targets.write_text("".join(f"{SERVER4}:{MUTE}\n" for _ in range(8)))
+    # As from a terminal: SIGINT at its default. A process started with SIGINT ignored (a
+    # background job, or a test runner that ignores it) keeps it ignored, as Unix tools should.
     p = subprocess.Popen([str(IWLAB), "probe", "--many", str(targets), "--netns", C, "--timeout", "30",
-                          "--rate", "100"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                          "--rate", "100"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                         preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     try:
         deadline = time.monotonic() + 20
         while len(raw_sockets()) < 4 and time.monotonic() < deadline:  # probes connected and waiting
