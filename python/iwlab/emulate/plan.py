@@ -240,11 +240,14 @@ def kernel_settings(tcp: dict[str, Any], notes: list[str]) -> Kernel:
         notes.append("tcp.timers: Linux computes the RTO and the loss-probe time its own way (timers = \"linux\")")
     if tcp["rto_ssthresh"] != "once-per-window":
         notes.append("tcp.rto_ssthresh: Linux reduces ssthresh once per loss episode (\"once-per-window\")")
-    if tcp.get("paced_iw"):
+    if (tcp.get("paced_iw") or tcp.get("pacing")) and tcp.get("pacer", "exact") != "linux":
         # tcp_update_skb_after_send(): "Original sch_fq does not pace first 10 MSS".
+        notes.append("tcp.pacer: Linux leaves a connection's first 10 data segments unpaced and forgives a late "
+                     "departure up to half a gap (pacer = \"linux\")")
+    if tcp.get("paced_iw"):
         notes.append("tcp.paced_iw: the server agents cap SO_MAX_PACING_RATE at IW·MSS per handshake RTT "
-                     "for the first RTT of their responses, as `iwlab flow-iw` deploys it; Linux leaves a "
-                     "connection's first 10 segments unpaced, and the socket stays internally paced")
+                     "for the first RTT of their responses, as `iwlab flow-iw` deploys it, and the socket "
+                     "stays internally paced")
     elif tcp.get("pacing"):
         notes.append("tcp.pacing: the server agents turn on Linux's internal pacing (SO_MAX_PACING_RATE); "
                      "client sockets are not paced")

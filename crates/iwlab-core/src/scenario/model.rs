@@ -401,6 +401,11 @@ pub struct TcpSpec {
     /// Spread the initial window over the handshake RTT (default false).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub paced_iw: Option<bool>,
+    /// Which rules move the pacing clock: `"exact"` (default: every departure paced, no
+    /// credit) or `"linux"` (tcp_update_skb_after_send: the first 10 data segments unpaced, a
+    /// late departure forgiven up to half a gap).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pacer: Option<String>,
     /// Proportional Rate Reduction (RFC 6937) for cwnd during SACK or RACK recovery: `true`
     /// (= `"ssrb"`), `"crb"`, `"ssrb"`, `"linux"` (SSRB's extra segment only on ACKs that
     /// advance snd.una), or `false` (default false: RFC 6675's cwnd = ssthresh).

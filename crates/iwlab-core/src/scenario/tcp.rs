@@ -9,6 +9,7 @@ use super::units::{Duration, Size};
 use crate::engine::SimDuration;
 use crate::tcp::cc::cubic::SsthreshFrom;
 use crate::tcp::cc::hystart::HyStartKind;
+use crate::tcp::pacing::PacerRule;
 use crate::tcp::rto::RtoRule;
 use crate::tcp::cc::CcConfig;
 use crate::tcp::config::{DelayedAck, RecoveryKind, SynLossRule, TcpConfig};
@@ -46,6 +47,7 @@ macro_rules! tcp_spec_fields {
             pacing_ss_ratio,
             pacing_ca_ratio,
             paced_iw,
+            pacer,
             profile,
             prr,
             hystart,
@@ -248,6 +250,10 @@ pub(crate) fn tcp_config(base: &TcpSpec, over: &TcpSpec, path_of: &dyn Fn(&str) 
     c.syn_retries = s.syn_retries.unwrap_or(c.syn_retries);
     c.pacing.enabled = s.pacing.unwrap_or(c.pacing.enabled);
     c.pacing.paced_iw = s.paced_iw.unwrap_or(c.pacing.paced_iw);
+    if let Some(name) = &s.pacer {
+        c.pacing.rule = PacerRule::by_name(name)
+            .ok_or_else(|| ScenarioError::value(path_of("pacer"), format!("{name:?}"), "one of [\"exact\", \"linux\"]"))?;
+    }
     for (f, v, slot) in [
         ("pacing_ss_ratio", s.pacing_ss_ratio, &mut c.pacing.ss_ratio),
         ("pacing_ca_ratio", s.pacing_ca_ratio, &mut c.pacing.ca_ratio),
