@@ -8,7 +8,9 @@ Addresses (all in the benchmarking range 198.18.0.0/15, RFC 2544, never routed t
   `198.18.0.0 + 4g`: router `.1`, host `.2`;
 * host `g` also owns `198.19.0.0 + 1024·w + g` for every IW value `w` of the run. Every host
   routes `198.19.(4w).0/22` with `initcwnd w`, so the window a sender uses is chosen by the
-  destination address (agent.py binds and connects accordingly).
+  destination address (agent.py binds and connects accordingly) — except where the sender's
+  watcher decides it (adaptive policies, `iw.routes`: watchers.py), toward the peer's own
+  address.
 
 Per-host link parameters (rates and delays drawn per host from the seed) are taken from the
 simulator's own builder — the links table of its run of the same scenario and seed (the
@@ -26,6 +28,7 @@ from typing import Any
 from iwlab.emulate.errors import PlanError
 from iwlab.emulate.tcp_options import maxseg, merged_tcp
 from iwlab.emulate.units import queue_limit, relay_duration, seconds, size_bytes
+from iwlab.emulate.watchers import watch_file
 from iwlab.emulate.workload import Workload
 
 MAX_HOSTS = 1000  # interface names: iwl<pid ≤ 7 digits>-u<g ≤ 3 digits> ≤ 15 characters
@@ -113,6 +116,8 @@ class Plan:
     agents: dict[str, dict[str, Any]]  # host name -> agent config (rundir/stop added at run time)
     apps: list[dict[str, Any]]  # per scenario app: what the collector needs
     notes: list[str] = field(default_factory=list)
+    # host name -> the policy file its `iwlab watch` runs (watchers.py): adaptive policies, iw.routes
+    watchers: dict[str, str] = field(default_factory=dict)
 
     @property
     def time_scale(self) -> float:
@@ -318,9 +323,6 @@ def build_plan(scenario, seed: int | None = None, duration: float | None = None,
     prefix = f"iwl{pid}-"
     notes: list[str] = []
     topo = data["topology"]
-    if (data.get("iw") or {}).get("routes"):
-        raise PlanError("iw.routes (a policy file, iwlab run --policy) cannot be emulated: the agents choose "
-                        "the IW by application; simulate it, or deploy the file with iwlab apply")
     if topo.get("kind") != "dumbbell":
         raise PlanError(f"topology.kind = {topo.get('kind')!r} cannot be emulated; allowed: dumbbell")
     scen_duration, run_duration, warmup = run_window(data, duration)
@@ -393,8 +395,13 @@ def build_plan(scenario, seed: int | None = None, duration: float | None = None,
     biggest = max(iw_values, default=10) * (size_bytes(tcp0["mss"]) + 52)
     if biggest > 60_000:
         kernel.sysctls["net.ipv4.tcp_rmem"] = f"4096 {max(131072, 4 * biggest)} {max(6291456, 8 * biggest)}"
+    watchers = {name: watch_file(data["iw"]["policies"], list(routes.values()))
+                for name, routes in sorted(work.watch.items())}
+    if watchers:
+        notes.append("adaptive IW policies and iw.routes: decided by iwlab watch in each sending host's namespace "
+                     "from the connections that closed before (the simulator decides at each connection)")
     return Plan(prefix=prefix, seed=seed, duration=run_duration, scenario_duration=scen_duration, warmup=warmup,
                 hosts=hosts, forward=forward, reverse=reverse, router_ns=prefix + "router",
                 iw_values=sorted(iw_values), kernel=kernel, agents=work.agents, apps=work.apps,
-                notes=sorted(set(notes)))
+                notes=sorted(set(notes)), watchers=watchers)
 
