@@ -61,6 +61,19 @@ def test_only_a_route_deployed_winner_gets_an_ip_route_line_and_each_policy_file
         assert pf.tcp == {"pacing": c.deploy == "paced", "paced_iw": c.deploy == "paced"}, (c.name, pf.tcp)
 
 
+def test_a_winner_this_iwlab_cannot_deploy_gets_a_refusal_naming_the_best_deployable(monkeypatch):
+    import iwlab.advise.advisor as advisor
+
+    p = Profile.from_flags()
+    cands = expand(["paced:32", "fixed:10"], p.mss)
+    table = pd.DataFrame({"candidate": ["paced-iw32", "iw10"]})
+    assert advisor._refusal(cands[0], table, cands) == ""
+    # Were paced IW not deployable here, its win would be refused and IW 10 named instead.
+    monkeypatch.setattr(advisor, "DEPLOYABLE", frozenset({"route", "flow-iw", "watch"}))
+    why = advisor._refusal(cands[0], table, cands)
+    assert why.startswith("paced-iw32 wins but") and "the best deployable candidate is iw10" in why, why
+
+
 def test_a_paced_policy_file_simulates_exactly_the_paced_candidate():
     from iwlab.advise.build import scenario_data
     from iwlab.policy import with_policy
