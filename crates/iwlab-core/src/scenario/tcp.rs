@@ -9,11 +9,11 @@ use super::units::{Duration, Size};
 use crate::engine::SimDuration;
 use crate::tcp::cc::cubic::SsthreshFrom;
 use crate::tcp::cc::hystart::HyStartKind;
-use crate::tcp::pacing::PacerRule;
-use crate::tcp::rto::RtoRule;
 use crate::tcp::cc::CcConfig;
 use crate::tcp::config::{DelayedAck, RecoveryKind, SynLossRule, TcpConfig};
+use crate::tcp::pacing::PacerRule;
 use crate::tcp::recovery::prr::ReductionBound;
+use crate::tcp::rto::RtoRule;
 
 type R<T> = Result<T, ScenarioError>;
 
@@ -251,8 +251,9 @@ pub(crate) fn tcp_config(base: &TcpSpec, over: &TcpSpec, path_of: &dyn Fn(&str) 
     c.pacing.enabled = s.pacing.unwrap_or(c.pacing.enabled);
     c.pacing.paced_iw = s.paced_iw.unwrap_or(c.pacing.paced_iw);
     if let Some(name) = &s.pacer {
-        c.pacing.rule = PacerRule::by_name(name)
-            .ok_or_else(|| ScenarioError::value(path_of("pacer"), format!("{name:?}"), "one of [\"exact\", \"linux\"]"))?;
+        c.pacing.rule = PacerRule::by_name(name).ok_or_else(|| {
+            ScenarioError::value(path_of("pacer"), format!("{name:?}"), "one of [\"exact\", \"linux\"]")
+        })?;
     }
     for (f, v, slot) in [
         ("pacing_ss_ratio", s.pacing_ss_ratio, &mut c.pacing.ss_ratio),
@@ -273,7 +274,9 @@ pub(crate) fn tcp_config(base: &TcpSpec, over: &TcpSpec, path_of: &dyn Fn(&str) 
         c.timers = match name.as_str() {
             "rfc" => RtoRule::Rfc6298,
             "linux" => RtoRule::Linux,
-            _ => return Err(ScenarioError::value(path_of("timers"), format!("{name:?}"), "one of [\"rfc\", \"linux\"]")),
+            _ => {
+                return Err(ScenarioError::value(path_of("timers"), format!("{name:?}"), "one of [\"rfc\", \"linux\"]"))
+            }
         };
     }
     if let Some(name) = &s.rto_ssthresh {

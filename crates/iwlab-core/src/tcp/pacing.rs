@@ -344,7 +344,10 @@ mod tests {
         // The exact pacer paces from the first segment: 10 ms apart for IW 10.
         let mut e = Pacer::new(PacingConfig { enabled: true, paced_iw: true, ..PacingConfig::default() });
         e.start_iw(1, 10 * MSS, Some(ms(100)));
-        assert_eq!(first_flight(&mut e, 10, &st(10, u64::MAX, 0, Some(100))), (0..10).map(|k| k * 10_000).collect::<Vec<_>>());
+        assert_eq!(
+            first_flight(&mut e, 10, &st(10, u64::MAX, 0, Some(100))),
+            (0..10).map(|k| k * 10_000).collect::<Vec<_>>()
+        );
     }
 
     #[test]
