@@ -4,7 +4,8 @@ simulator's own PolicyEngine, and the kernel sends what it decided — checked o
 connection's first flight in a capture at the server) and by the server socket's `tcp_info`
 (cwnd at accept: the flows' `iw_segments`).
 
-Marker `netns` (root, namespaces, the iwlab-link relay); short runs (3 s).
+The plan's part runs anywhere; the emulations need marker `netns` (root, namespaces, the
+iwlab-link relay); short runs (3 s).
 """
 
 from __future__ import annotations
@@ -15,8 +16,6 @@ import pytest
 
 import iwlab
 from iwlab.scenario import Scenario
-
-pytestmark = pytest.mark.netns
 
 BASE = """
 name = "{name}"
@@ -112,6 +111,34 @@ def _emulate(text: str, tmp_path):
     return sc, e, pcap.read(tmp_path / "capture-right-0.pcap")
 
 
+def test_the_plan_gives_each_server_a_watcher_with_a_route_per_client_of_an_adaptive_app():
+    from iwlab.emulate.plan import PlanError, build_plan
+    from iwlab.policy import parse_policy
+
+    two_clients = AIMD.replace("count = 1\naccess", "count = 2\naccess", 1).replace("flows = 6", "count = 2\nflows = 6")
+    plan = build_plan(Scenario.from_toml(two_clients, "<t>"), pid=1)
+    text = plan.watchers["right-0"]
+    assert [r.key for r in parse_policy(text).routes] == ["198.18.0.2/32", "198.18.0.6/32"], text
+    assert plan.agents["left-0"]["watched"] == [[0, 2]] and plan.agents["left-1"]["watched"] == [[0, 2]]
+    # Receive buffers sized for the policy's largest IW, not only its first (40 × 1500 B > 60 kB).
+    big = build_plan(Scenario.from_toml(AIMD.replace("max = 40", "max = 60"), "<t>"), pid=1)
+    assert big.kernel.sysctls["net.ipv4.tcp_rmem"].split()[1] == str(4 * 60 * (1448 + 52))
+    # The RFC 6928 fallback cache is a watcher's too (it was RFC 6928 throughout before).
+    fb = build_plan(Scenario.from_toml(AIMD.replace(
+        'ai = { kind = "aimd", initial = 10, min = 3, max = 40, step = 2, raise_after = 1 }',
+        'ai = { kind = "rfc6928-fallback", expiry = "60s" }'), "<t>"), pid=1)
+    assert 'kind = "rfc6928-fallback"' in fb.watchers["right-0"]
+    # Two adaptive policies from one server toward one client need two watcher routes for one
+    # destination: refused, naming both.
+    two = AIMD.replace("[[apps]]", '[[apps]]\nkind = "short-flows"\nclients = "clients"\nservers = "servers"\n'
+                       'server_iw = "le"\nresponse = "10seg"\narrivals = { kind = "periodic", period = "1s" }\n'
+                       'flows = 1\n\n[[apps]]', 1).replace(
+        "[iw.policies]", '[iw.policies]\nle = { kind = "learned" }', 1)
+    with pytest.raises(PlanError, match="already decides its IW toward left-0 with policy 'le'"):
+        build_plan(Scenario.from_toml(two, "<t>"), pid=1)
+
+
+@pytest.mark.netns
 @pytest.mark.timeout(180)
 def test_an_aimd_policy_raises_the_kernels_iw_connection_by_connection_as_simulated(tmp_path):
     sc, e, segs = _emulate(AIMD, tmp_path)
@@ -128,6 +155,7 @@ def test_an_aimd_policy_raises_the_kernels_iw_connection_by_connection_as_simula
     assert sum(1 for r in record if r.get("kind") == "closed") >= 5, record[:5]
 
 
+@pytest.mark.netns
 @pytest.mark.timeout(180)
 def test_iw_routes_give_two_destination_prefixes_their_own_iw(tmp_path):
     _, e, segs = _emulate(ROUTES, tmp_path)

@@ -392,7 +392,7 @@ def build_plan(scenario, seed: int | None = None, duration: float | None = None,
     if iw_values and max(iw_values) > MAX_IW:
         raise PlanError(f"an IW of {max(iw_values)} segments cannot be emulated; at most {MAX_IW}")
     # Linux advertises ~64 KB in its first window; larger IWs need a larger receive buffer.
-    biggest = max(iw_values, default=10) * (size_bytes(tcp0["mss"]) + 52)
+    biggest = max([*iw_values, work.iw_max], default=10) * (size_bytes(tcp0["mss"]) + 52)
     if biggest > 60_000:
         kernel.sysctls["net.ipv4.tcp_rmem"] = f"4096 {max(131072, 4 * biggest)} {max(6291456, 8 * biggest)}"
     watchers = {name: watch_file(data["iw"]["policies"], list(routes.values()))

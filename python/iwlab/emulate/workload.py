@@ -62,7 +62,8 @@ def iw_policy(data: dict[str, Any], name: str, mss: int, notes: list[str]) -> di
         # client's request).
         first = int(p.get("initial", 10)) if kind != "rfc6928-fallback" else \
             max(1, min(10 * mss, max(2 * mss, 14600)) // mss)
-        return {"kind": "watch", "w": first, "name": kind, "policy": name}
+        top = int(p.get("max", 40)) if kind != "rfc6928-fallback" else first
+        return {"kind": "watch", "w": first, "max": top, "name": kind, "policy": name}
     raise PlanError(f"iw.policies.{name}.kind = {kind!r} cannot be emulated")
 
 
@@ -87,6 +88,7 @@ class Workload:
                      "ftp": [], "bulk": [], "web": [], "udp": [], "watched": []} for h in hosts}
         self.apps: list[dict[str, Any]] = []
         self.iw_values: set[int] = set()
+        self.iw_max = 0  # the largest IW a watcher may give (receive buffers, plan.py)
         # Sending host → its watcher's routes (watchers.py), prefix → route.
         self.watch: dict[str, dict[str, dict[str, Any]]] = {}
         routes = (self.data.get("iw") or {}).get("routes") or []
@@ -185,6 +187,7 @@ class Workload:
             pol_s = iw_policy(self.data, app.get("server_iw") or default_iw, mss, self.notes)
             pol_c = iw_policy(self.data, app.get("client_iw") or default_iw, mss, self.notes)
             self.iw_values |= policy_windows(pol_s) | policy_windows(pol_c)
+            self.iw_max = max([self.iw_max, *(p["max"] for p in (pol_s, pol_c) if p["kind"] == "watch")])
             if tcp.get("rcv_wnd") is not None:
                 self.notes.append("tcp.rcv_wnd is kept by TCP_WINDOW_CLAMP on a fixed receive buffer, "
                                   "re-applied after every read (Linux resets the clamp when segment sizes change)")
