@@ -114,7 +114,7 @@ pub struct Sender {
     /// `TcpConfig::rto_keeps_reduced_ssthresh`.
     rto_keeps_reduced_ssthresh: bool,
     /// An RTO fired and its episode (up to `recover`) may still be going on.
-    in_rto_loss: bool,
+    pub(crate) in_rto_loss: bool,
 }
 
 impl Sender {

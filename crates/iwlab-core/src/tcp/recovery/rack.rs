@@ -78,6 +78,7 @@ fn react(s: &mut Sender, now: SimTime, out: &mut Vec<TxSeg>) {
     let lost = s.outstanding.rack_first_pending().is_some();
     let r = s.outstanding.rack.as_deref_mut().unwrap();
     let lost_rexmit = std::mem::take(&mut r.lost_retransmission);
+    let resend_lost = std::mem::take(&mut r.resend_lost);
     if s.in_recovery {
         if lost_rexmit && !r.reacted && s.prr.is_none() {
             // §9.3: without PRR, a lost retransmission triggers an additional congestion
@@ -91,8 +92,18 @@ fn react(s: &mut Sender, now: SimTime, out: &mut Vec<TxSeg>) {
         return;
     }
     // Enter recovery on RACK-detected loss, unless a previous recovery or an RTO's go-back-N
-    // is not over yet (RFC 6675 §5 (3): the ACK must cover RecoveryPoint).
-    if lost && s.snd_una >= s.recover && s.snd_nxt == s.snd_max {
+    // is not over yet (RFC 6675 §5 (3): the ACK must cover RecoveryPoint) — except that a
+    // resend of RTO recovery found lost again ends RTO recovery: Linux leaves CA_Loss for fast
+    // recovery when a retransmission is lost (tcp_fastretrans_alert(), "Change state if cwnd
+    // is undone or retransmission is lost"), a new reduction and PRR, and resends it at once
+    // instead of waiting for the backed-off RTO. Linux marked everything outstanding lost at
+    // the RTO (tcp_timeout_mark_lost()), so what go-back-N has not resent yet is lost too.
+    let rto_resend_lost = s.in_rto_loss && s.snd_una < s.recover && resend_lost && lost;
+    if rto_resend_lost {
+        s.outstanding.rack_mark_lost_from(s.snd_nxt);
+        s.snd_nxt = s.snd_max;
+    }
+    if lost && (rto_resend_lost || s.snd_una >= s.recover && s.snd_nxt == s.snd_max) {
         let flight = s.flight_size();
         // RFC 6675 §5 (4.2) as for `sack`: ssthresh = cwnd = the controller's reduction.
         s.w.ssthresh = s.cc.ssthresh_on_loss(&s.w, flight, now);
@@ -103,8 +114,12 @@ fn react(s: &mut Sender, now: SimTime, out: &mut Vec<TxSeg>) {
         // RFC 8985 §7.1: a fast recovery ends any TLP episode.
         super::tlp::reset(s);
         // RFC 6675 §5 (4.3): the first lost segment goes out at once, whatever pipe says.
-        if let Some(seq) = s.outstanding.rack_first_pending() {
-            s.retransmit(now, seq, out);
+        // Leaving RTO recovery with PRR, Linux sizes cwnd first (in_flight + sndcnt, at least
+        // one segment: tcp_cwnd_reduction()) and then resends: `after_ack` does the same.
+        if !(rto_resend_lost && s.prr.is_some()) {
+            if let Some(seq) = s.outstanding.rack_first_pending() {
+                s.retransmit(now, seq, out);
+            }
         }
     }
 }
