@@ -28,6 +28,7 @@
 //!   cleared and each resent segment rejoins the transmit order.
 
 use super::super::cc::CongestionControl;
+use super::prr::ReductionBound;
 use crate::engine::{SimDuration, SimTime};
 use crate::tcp::sender::{Sender, TxSeg};
 
@@ -61,20 +62,37 @@ fn detect_loss_and_arm_timer(s: &mut Sender, now: SimTime) {
 /// recovery or react to a lost retransmission. Transmission follows in `Sender::transmit`.
 pub fn after_ack(s: &mut Sender, now: SimTime, out: &mut Vec<TxSeg>) {
     detect_loss_and_arm_timer(s, now);
-    react(s, now, out);
+    // Linux computes the ACK's PRR share before the fast retransmission leaves
+    // (tcp_fastretrans_alert(): tcp_enter_recovery(), tcp_cwnd_reduction(), then
+    // tcp_xmit_recovery()), so the retransmission is part of sndcnt, not on top of it.
+    let prr_first = s.prr_bound == Some(ReductionBound::Linux);
+    let entered = react(s, now, out, !prr_first);
     if s.in_recovery {
         super::prr_on_ack(s); // RFC 6937, with `tcp.prr`
+    }
+    if entered && prr_first {
+        first_retransmission(s, now, out);
+    }
+}
+
+/// RFC 6675 §5 (4.3): on entering recovery the first lost segment goes out at once, whatever
+/// pipe says.
+fn first_retransmission(s: &mut Sender, now: SimTime, out: &mut Vec<TxSeg>) {
+    if let Some(seq) = s.outstanding.rack_first_pending() {
+        s.retransmit(now, seq, out);
     }
 }
 
 /// The RACK timer expired (§6.3): detect again, and send what recovery allows.
 pub fn on_timer(s: &mut Sender, now: SimTime, out: &mut Vec<TxSeg>) {
     detect_loss_and_arm_timer(s, now);
-    react(s, now, out);
+    react(s, now, out, true);
     s.transmit(now, out);
 }
 
-fn react(s: &mut Sender, now: SimTime, out: &mut Vec<TxSeg>) {
+/// Starts recovery on a RACK-detected loss (returns true then) or reacts to a lost
+/// retransmission; `retransmit_now` sends the first lost segment when recovery starts.
+fn react(s: &mut Sender, now: SimTime, out: &mut Vec<TxSeg>, retransmit_now: bool) -> bool {
     let lost = s.outstanding.rack_first_pending().is_some();
     let r = s.outstanding.rack.as_deref_mut().unwrap();
     let lost_rexmit = std::mem::take(&mut r.lost_retransmission);
@@ -89,7 +107,7 @@ fn react(s: &mut Sender, now: SimTime, out: &mut Vec<TxSeg>) {
             s.w.ssthresh = s.cc.ssthresh_on_loss(&s.w, cwnd, now);
             s.w.cwnd = s.w.ssthresh;
         }
-        return;
+        return false;
     }
     // Enter recovery on RACK-detected loss, unless a previous recovery or an RTO's go-back-N
     // is not over yet (RFC 6675 §5 (3): the ACK must cover RecoveryPoint) — except that a
@@ -113,15 +131,12 @@ fn react(s: &mut Sender, now: SimTime, out: &mut Vec<TxSeg>) {
         s.outstanding.rack.as_deref_mut().unwrap().reacted = false;
         // RFC 8985 §7.1: a fast recovery ends any TLP episode.
         super::tlp::reset(s);
-        // RFC 6675 §5 (4.3): the first lost segment goes out at once, whatever pipe says.
-        // Leaving RTO recovery with PRR, Linux sizes cwnd first (in_flight + sndcnt, at least
-        // one segment: tcp_cwnd_reduction()) and then resends: `after_ack` does the same.
-        if !(rto_resend_lost && s.prr.is_some()) {
-            if let Some(seq) = s.outstanding.rack_first_pending() {
-                s.retransmit(now, seq, out);
-            }
+        if retransmit_now {
+            first_retransmission(s, now, out);
         }
+        return true;
     }
+    false
 }
 
 pub fn on_ack(s: &mut Sender, now: SimTime) {
