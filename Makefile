@@ -33,6 +33,10 @@ deps: deps-rust $(STAMP)
 ## ext: (re)build the Rust extension into the virtualenv
 ext: deps
 	VIRTUAL_ENV=$(abspath $(VENV)) PATH=$(abspath $(VENV))/bin:$$PATH $(VENV)/bin/maturin develop --release -q
+	# The editable install leaves python/iwlab without bytecode; where PYTHONDONTWRITEBYTECODE is
+	# set the interpreter never writes it, and every command compiled the modules it imports
+	# again (0.1-0.2 s of `iwlab run`, bench/README.md "Whole-process time").
+	$(PY) -m compileall -q python/iwlab >/dev/null
 
 test-rust: deps-rust deps-tools
 	$(CARGO) test -p iwlab-core -p iwlab-link -p iwlab-conform
