@@ -145,8 +145,9 @@ class BpfEvidence:
         data = b"".join(chunks)
         end = data.rfind(b"\n") + 1
         self._buf = data[end:]
-        for line in data[:end].splitlines():
-            yield from self.records.feed(json.loads(line))
+        loads = json.loads
+        for line in data[:end].decode().splitlines():
+            yield from self.records.feed(loads(line))
 
     def _stop_and_stderr(self) -> str:
         self.close()

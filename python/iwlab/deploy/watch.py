@@ -201,10 +201,25 @@ class Decisions:
         self.pf, self.decider, self.record = pf, decider, record
         self.iw: dict[str, int] = {}
         self.mss: dict[str, int] = {}
+        self._prefixes: dict[str, str | None] = {}
+
+    # Peers remembered by `prefix`: parsing and matching an address costs ~80 µs in Python,
+    # most of the watcher's time per connection at 10 000 connections/s (bench/watch_evidence.py).
+    PREFIX_CACHE = 1 << 16
 
     def prefix(self, addr: str) -> str | None:
         """The policy prefix of a peer: the file's longest-matching route (None: not covered,
         or loopback)."""
+        try:
+            return self._prefixes[addr]
+        except KeyError:
+            pass
+        if len(self._prefixes) >= self.PREFIX_CACHE:
+            self._prefixes.clear()
+        name = self._prefixes[addr] = self._match(addr)
+        return name
+
+    def _match(self, addr: str) -> str | None:
         ip = ipaddress.ip_address(addr)
         if ip.version == 6 and ip.ipv4_mapped is not None:
             ip = ip.ipv4_mapped
