@@ -142,7 +142,7 @@ def scenario(exe: Path, tmp: Path, source: str, rate: int, seconds: float) -> di
     counted = sum(p["connections"] for p in status["prefixes"])
     hz = os.sysconf("SC_CLK_TCK")
     return {"source": source, "rate": rate, "seconds": round(wall, 2), "rate_achieved": round(load["completed"] / wall), "completed": load["completed"],
-            "failed": load["failed"], "unfinished": load["unfinished"], "counted": counted,
+            "failed": load["failed"], "failures": {k: load[k] for k in ("no_socket", "refused", "reset")}, "unfinished": load["unfinished"], "counted": counted,
             "missed": load["completed"] - counted, "cpu_cores": round((c1 - c0) / hz / wall, 3),
             "cpu_us_per_connection": round((c1 - c0) / hz / max(1, load["completed"]) * 1e6, 1),
             "iw_loss_events": sum(p["iw_loss_events"] for p in status["prefixes"]),
@@ -160,28 +160,32 @@ def main() -> int:
         print("watch_evidence: needs root (namespaces, cgroup, BPF)", file=sys.stderr)
         return 2
     tmp = Path(tempfile.mkdtemp(prefix=f"{P}-"))
-    procs: list[subprocess.Popen] = []
     results = []
     try:
-        exe = setup(tmp)
-        cg = CGROUP_ROOT / CGROUP
-        server = subprocess.Popen(["ip", "netns", "exec", NS_S, str(exe), "serve", SERVER, str(PORT), "1000"],
-                                  stdout=subprocess.PIPE, text=True,
-                                  preexec_fn=lambda: (cg / "cgroup.procs").write_text(str(os.getpid())))
-        procs.append(server)
-        assert server.stdout.readline().strip() == "listening"
+        # fresh namespaces for each run: the TIME_WAIT sockets of one run (the server closes
+        # first) would otherwise be in every INET_DIAG dump of the next
         for source in a.sources.split(","):
             for rate in (int(r) for r in a.rates.split(",")):
-                r = scenario(exe, tmp, source, rate, a.seconds)
+                procs: list[subprocess.Popen] = []
+                try:
+                    exe = setup(tmp)
+                    cg = CGROUP_ROOT / CGROUP
+                    server = subprocess.Popen(
+                        ["ip", "netns", "exec", NS_S, str(exe), "serve", SERVER, str(PORT), "1000"],
+                        stdout=subprocess.PIPE, text=True,
+                        preexec_fn=lambda: (cg / "cgroup.procs").write_text(str(os.getpid())))
+                    procs.append(server)
+                    assert server.stdout.readline().strip() == "listening"
+                    r = scenario(exe, tmp, source, rate, a.seconds)
+                    r["load_average"] = os.getloadavg()
+                finally:
+                    teardown(procs)
                 results.append(r)
                 print(json.dumps(r), flush=True)
-        load = os.getloadavg()
-        report = {"uptime_load": load, "cpus": os.cpu_count(), "results": results,
+        report = {"cpus": os.cpu_count(), "results": results,
                   "command": " ".join([Path(sys.executable).name, *sys.argv])}
         Path(a.out).write_text(json.dumps(report, indent=1) + "\n")
-        print(f"load average {load}", flush=True)
     finally:
-        teardown(procs)
         shutil.rmtree(tmp, ignore_errors=True)
     return 0
 

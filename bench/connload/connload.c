@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
@@ -66,7 +67,7 @@ static int load(const char *addr, int port, double rate, double seconds)
     struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = htons(port)};
     inet_pton(AF_INET, addr, &a.sin_addr);
     int ep = epoll_create1(0);
-    long started = 0, done = 0, failed = 0, bytes = 0, open_now = 0;
+    long started = 0, done = 0, failed = 0, bytes = 0, open_now = 0, no_socket = 0, refused = 0, reset = 0;
     long total = (long)(rate * seconds);
     char buf[65536];
     double t0 = now(), end_wait = t0 + seconds + 10.0;
@@ -80,6 +81,7 @@ static int load(const char *addr, int port, double rate, double seconds)
             started++;
             if (c < 0) {
                 failed++;
+                no_socket++;
                 continue;
             }
             if (connect(c, (void *)&a, sizeof(a)) < 0 && errno != EINPROGRESS) {
@@ -102,24 +104,35 @@ static int load(const char *addr, int port, double rate, double seconds)
                 }
                 if (r < 0 && errno == EAGAIN)
                     break;
-                if (r == 0)
+                if (r == 0) {
                     done++;
-                else
+                } else {
                     failed++;
+                    if (errno == ECONNREFUSED)
+                        refused++;
+                    else
+                        reset++;
+                }
                 close(c); // also removes it from the epoll set
                 open_now--;
                 break;
             }
         }
     }
-    printf("{\"started\": %ld, \"completed\": %ld, \"failed\": %ld, \"unfinished\": %ld, \"bytes\": %ld, "
-           "\"seconds\": %.3f}\n",
-           started, done, failed, open_now, bytes, now() - t0);
+    printf("{\"started\": %ld, \"completed\": %ld, \"failed\": %ld, \"no_socket\": %ld, \"refused\": %ld, "
+           "\"reset\": %ld, \"unfinished\": %ld, \"bytes\": %ld, \"seconds\": %.3f}\n",
+           started, done, failed, no_socket, refused, reset, open_now, bytes, now() - t0);
     return 0;
 }
 
 int main(int argc, char **argv)
 {
+    // thousands of connections open at once: the soft limit of 1 024 descriptors is too few
+    struct rlimit rl;
+    if (getrlimit(RLIMIT_NOFILE, &rl) == 0) {
+        rl.rlim_cur = rl.rlim_max;
+        setrlimit(RLIMIT_NOFILE, &rl);
+    }
     if (argc == 5 && !strcmp(argv[1], "serve"))
         return serve(argv[2], atoi(argv[3]), atoi(argv[4]));
     if (argc == 6 && !strcmp(argv[1], "load"))
