@@ -208,6 +208,10 @@ def test_the_evidence_child_dies_with_a_killed_watcher_and_detaches(net, cgroup,
     while _bpf_links(cgroup) and time.monotonic() < deadline:
         time.sleep(0.05)
     assert _bpf_links(cgroup) == []
+    # auto without a cgroup: the poll source, and one log line saying why
+    r = subprocess.run([str(IWLAB), "watch", "--netns", NS_S, "--state", str(state), "--duration", "0.5"],
+                       capture_output=True, text=True, timeout=60)
+    assert r.returncode == 0 and "evidence source: poll" in r.stderr and "no --cgroup" in r.stderr, r.stderr
     run(str(IWLAB), "rollback", "--netns", NS_S, "--state", str(state))
 
 

@@ -240,7 +240,7 @@ def watch_cmd(ctx: typer.Context,
         from iwlab.deploy import evidence_bpf
 
         try:
-            evidence = evidence_bpf.start(source, cgroup, logging.getLogger("iwlab.watch"))
+            evidence, fallback = evidence_bpf.start(source, cgroup)
         except evidence_bpf.BpfUnavailable as e:
             _fail(f"--source = bpf: {e}")
         try:
@@ -250,6 +250,8 @@ def watch_cmd(ctx: typer.Context,
             if evidence is not None:
                 evidence.close()
             raise
+        if fallback:
+            logging.getLogger("iwlab.watch").warning("%s", fallback)
         w.run(duration)
 
 

@@ -169,11 +169,13 @@ class BpfEvidence:
             self.p.stdout.close()
 
 
-def start(source: str, cgroup: str | None, log) -> BpfEvidence | None:
-    """The evidence source for `iwlab watch --source`: "bpf" (error if unavailable), "poll"
-    (None), "auto" (bpf where it starts, else None with one log line saying why)."""
+def start(source: str, cgroup: str | None) -> tuple[BpfEvidence | None, str | None]:
+    """The evidence source for `iwlab watch --source`: "bpf" (BpfUnavailable if it cannot
+    start), "poll" (None), "auto" (bpf where it starts, else None). Returns (source, the line
+    to log when auto fell back to polling) — logged once the watcher is up, so that an error
+    after this (a busy metrics port) stays the only line."""
     if source == "poll":
-        return None
+        return None, None
     why = None
     if cgroup is None:
         why = "no --cgroup (the cgroup of the watched service) given"
@@ -181,11 +183,10 @@ def start(source: str, cgroup: str | None, log) -> BpfEvidence | None:
         why = "not root"
     else:
         try:
-            return BpfEvidence(cgroup)
+            return BpfEvidence(cgroup), None
         except BpfUnavailable as e:
             why = str(e)
     if source == "bpf":
         raise BpfUnavailable(why)
-    log.warning("evidence source: poll (sock_diag destroy events + INET_DIAG polls), bpf unavailable: %s", why)
-    return None
+    return None, f"evidence source: poll (sock_diag destroy events + INET_DIAG polls), bpf unavailable: {why}"
 
