@@ -222,3 +222,53 @@ def test_source_bpf_without_a_cgroup_and_an_unknown_source_are_one_line_errors(t
     r = subprocess.run([str(IWLAB), "watch", "--source", "ebpf", "--state", str(tmp_path / "s")],
                        capture_output=True, text=True)
     assert r.returncode == 2 and "--source = 'ebpf': allowed bpf, poll or auto" in r.stderr, r.stderr
+
+
+PAIR = """
+import socket, sys, threading
+fam = socket.AF_INET6 if ":" in sys.argv[1] else socket.AF_INET
+s = socket.create_server((sys.argv[1], 0), family=fam)
+def serve():
+    c, _ = s.accept()
+    c.recv(16)
+    c.sendall(b"x" * 5000)
+    c.close()
+t = threading.Thread(target=serve)
+t.start()
+c = socket.create_connection((sys.argv[1], s.getsockname()[1]))
+c.sendall(b"GET\\n")
+while c.recv(65536):
+    pass
+print(c.getsockname()[1], s.getsockname()[1], flush=True)
+c.close()
+t.join()
+"""
+
+
+@pytest.mark.parametrize("addr", ["127.0.0.1", "::1"])
+def test_the_program_reports_ipv4_and_ipv6_connections_byte_exact(cgroup, addr):
+    """Both ends of a loopback connection in the cgroup: one close record each, with the
+    addresses, ports and data in sequence space (the FIN not counted)."""
+    from iwlab.deploy import evidence_bpf
+
+    ev = evidence_bpf.BpfEvidence(CGROUP)
+    try:
+        p = subprocess.run([sys.executable, "-c", PAIR, addr], capture_output=True, text=True, timeout=30,
+                           preexec_fn=lambda: (cgroup / "cgroup.procs").write_text(str(os.getpid())))
+        client_port, server_port = map(int, p.stdout.split())
+        closes, deadline = {}, time.monotonic() + 10
+        while len(closes) < 2 and time.monotonic() < deadline:
+            import select
+
+            select.select([ev], [], [], 0.5)
+            for what, s, _ in ev.read():
+                if what == "closed":
+                    closes[s.sport] = s
+    finally:
+        ev.close()
+    assert set(closes) == {client_port, server_port}, closes
+    server, client = closes[server_port], closes[client_port]
+    assert (server.dst, server.dport, server.bytes_sent, server.bytes_acked) == (addr, client_port, 5000, 5000)
+    assert (client.dst, client.dport, client.bytes_sent) == (addr, server_port, 4)
+    assert server.family == (evidence_bpf.AF_INET6 if ":" in addr else evidence_bpf.AF_INET)
+    assert server.total_retrans == 0

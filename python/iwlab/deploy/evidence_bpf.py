@@ -150,14 +150,13 @@ class BpfEvidence:
             yield from self.records.feed(loads(line))
 
     def _stop_and_stderr(self) -> str:
-        self.close()
+        self._end()
         try:
             return self.p.stderr.read().decode(errors="replace").strip().removeprefix("iwlab-bpf: ")
         finally:
-            self.p.stderr.close()
+            self.close()
 
-    def close(self) -> None:
-        """Ends the child; the kernel detaches the program as its link's last holder exits."""
+    def _end(self) -> None:
         if self.p.poll() is None:
             self.p.terminate()
             try:
@@ -165,8 +164,13 @@ class BpfEvidence:
             except subprocess.TimeoutExpired:
                 self.p.kill()
                 self.p.wait()
-        if not self.p.stdout.closed:
-            self.p.stdout.close()
+
+    def close(self) -> None:
+        """Ends the child; the kernel detaches the program as its link's last holder exits."""
+        self._end()
+        for f in (self.p.stdout, self.p.stderr):
+            if not f.closed:
+                f.close()
 
 
 def start(source: str, cgroup: str | None) -> tuple[BpfEvidence | None, str | None]:
