@@ -252,7 +252,10 @@ def watch_cmd(ctx: typer.Context,
             raise
         if fallback:
             logging.getLogger("iwlab.watch").warning("%s", fallback)
-        w.run(duration)
+        try:
+            w.run(duration)
+        except evidence_bpf.BpfUnavailable as e:  # the reader died: counters are flushed, exit 1
+            _fail(f"evidence source bpf: {e}")
 
 
 @watch_app.command("status")
