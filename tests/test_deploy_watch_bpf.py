@@ -76,8 +76,10 @@ def cgroup():
         deadline = time.monotonic() + 10
         while (cg / "cgroup.procs").read_text().strip() and time.monotonic() < deadline:
             time.sleep(0.05)
-        links = _bpf_links(cg)
-        cg.rmdir()
+        try:
+            links = _bpf_links(cg)
+        finally:
+            cg.rmdir()
         pins_after = set(os.listdir(flow_iw.BPFFS)) if flow_iw.BPFFS.is_dir() else set()
         assert links == [], f"programs still attached to {cg}: {links}"
         assert pins_after <= pins_before, f"pinned: {pins_after - pins_before}"
