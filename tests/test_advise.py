@@ -394,12 +394,14 @@ def test_cli_from_watch_writes_one_policy_file_for_every_prefix(tmp_path):
         ("", "10.2.0.0/16", 50, 500, 50, 50 * 40_000, 50)])
     out = _cli("advise", "--from-watch", str(state), "--rate", "10Mbps", "--buffer", "100pkt", "--duration", "20s",
                "--load", "50%",
-               "--candidates", "fixed:3,32", "--budget", "8runs", "--seeds", "2", "--max-seeds", "2",
+               "--candidates", "fixed:3,32", "--budget", "16runs", "--seeds", "4", "--max-seeds", "4",
                "--no-sensitivity", "--jobs", "1", "--json", "--out", str(tmp_path / "adv"))
     assert out.returncode == 0, out.stderr
     doc = json.loads(out.stdout)
     assert [p["prefix"] for p in doc["prefixes"]] == ["10.1.0.0/16", "10.2.0.0/16"]
-    assert doc["prefixes"][0]["recommended"]["iw_segments"] == 32  # 30-segment flows, 300 ms, no loss
+    # 30-segment flows at 300 ms: IW 32 ends most in one round trip. IW 32's bursts meet the 50 %
+    # load's queue now and then (≈ 3 % retransmitted), so 2 seeds leave the two tied; 4 separate them.
+    assert doc["prefixes"][0]["recommended"]["iw_segments"] == 32
     pol = tomllib.loads((tmp_path / "adv" / "policy.toml").read_text())
     assert [r["prefix"] for r in pol["routes"]] == ["10.1.0.0/16", "10.2.0.0/16"]
     from iwlab.policy import load_policy
