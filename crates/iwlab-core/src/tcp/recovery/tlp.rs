@@ -58,12 +58,7 @@ pub fn calc_pto(srtt: Option<SimDuration>, one_segment: bool, max_ack_delay: Sim
 }
 
 /// `calc_pto` with `multi` added when more than one segment is in flight.
-pub fn calc_pto_with(
-    srtt: Option<SimDuration>,
-    one_segment: bool,
-    max_ack_delay: SimDuration,
-    multi: SimDuration,
-) -> SimDuration {
+pub fn calc_pto_with(srtt: Option<SimDuration>, one_segment: bool, max_ack_delay: SimDuration, multi: SimDuration) -> SimDuration {
     match srtt {
         // "PTO = 2 * SRTT; if FlightSize is one segment: PTO += TLP.max_ack_delay".
         Some(srtt) => srtt.saturating_mul(2) + if one_segment { max_ack_delay } else { multi },
