@@ -324,3 +324,27 @@ fn linux_halves_cwnd_once_per_rto_of_idle_down_to_the_initial_window() {
     // Idle for less than one RTO: no restart at all.
     assert_eq!(restart_after(true, rto / 2).0, 40);
 }
+
+#[test]
+fn a_bulk_transfer_is_always_cwnd_limited_so_the_rule_changes_nothing_for_it() {
+    // tcp_is_cwnd_limited() is true whenever a flight left no room in cwnd, also in congestion
+    // avoidance where cwnd (in bytes here) ends mid-segment: a bulk transfer over a buffer it
+    // overflows runs exactly as without the rule (same drops, same completion).
+    let run_with = |grow_only_cwnd_limited: bool| {
+        let mut p = pair(link(10_000_000, ms(50), 100), 1);
+        let cfg = TcpConfig {
+            cc: CcConfig::by_name("cubic").unwrap(),
+            sack: true,
+            recovery: RecoveryKind::Sack,
+            grow_only_cwnd_limited,
+            ..TcpConfig::default()
+        };
+        let log = transfer(&mut p, &cfg, IwConfig::Fixed { segments: 10 }, 0, 3000 * 1460);
+        run(&mut p.sim, at(ms(30_000)));
+        let done = log.lock().unwrap().response_done.expect("delivered");
+        (p.sim.core.acct.dropped, done)
+    };
+    let plain = run_with(false);
+    assert!(plain.0 > 0, "the transfer overflows the buffer");
+    assert_eq!(run_with(true), plain);
+}

@@ -512,10 +512,12 @@ impl Sender {
     }
 
     /// Linux tcp_cwnd_validate() after tcp_write_xmit(): the window was used up if the data
-    /// in flight reached cwnd. A new window of data starts the record afresh; within one, a
-    /// cwnd-limited send, or more segments out than recorded while not cwnd-limited, replace it.
+    /// in flight reached cwnd (Linux counts whole packets; here cwnd is in bytes and may end
+    /// mid-segment, so: no room left for another full segment). A new window of data starts
+    /// the record afresh; within one, a cwnd-limited send, or more segments out than recorded
+    /// while not cwnd-limited, replace it.
     fn validate_cwnd(&mut self, sent: bool) {
-        let limited = self.flight_size() >= self.w.cwnd;
+        let limited = self.flight_size() + self.w.mss > self.w.cwnd;
         let (snd_una, snd_nxt, out) = (self.snd_una, self.snd_nxt, self.outstanding.len() as u64);
         let Some(u) = self.cwnd_use.as_mut() else { return };
         if !(sent || limited) {
