@@ -348,3 +348,31 @@ fn a_bulk_transfer_is_always_cwnd_limited_so_the_rule_changes_nothing_for_it() {
     assert!(plain.0 > 0, "the transfer overflows the buffer");
     assert_eq!(run_with(true), plain);
 }
+
+#[test]
+fn a_flight_without_room_for_another_segment_is_cwnd_limited_in_congestion_avoidance() {
+    // After a multiplicative decrease cwnd (bytes here, packets in Linux) may end mid-segment:
+    // 10.5 segments, ssthresh 5. A flight of 10 full segments leaves no room for an 11th, so
+    // it is cwnd-limited (Linux: tcp_packets_in_flight() >= snd_cwnd with cwnd = 10) and the
+    // ACK of the window grows cwnd in congestion avoidance; an application that sends only 4
+    // of them is not, and cwnd stays.
+    let grown = |segments: u64| {
+        let cfg = TcpConfig { mss: MSS as u32, grow_only_cwnd_limited: true, ..TcpConfig::default() };
+        let mut ep = Endpoint::server(&cfg, 1, None);
+        let mut iw = IwConfig::Fixed { segments: 10 }.build();
+        let mut out = Outbox::default();
+        let syn = Segment { seq: 0, flags: Flags::SYN, wnd: 1 << 30, ..Default::default() };
+        ep.on_segment(SimTime::ZERO, &syn, false, &mut iw, &mut out);
+        let ack = |a: u64| Segment { seq: 1, ack: a, flags: Flags::ACK, wnd: 1 << 30, ..Default::default() };
+        ep.on_segment(at(ms(100)), &ack(1), false, &mut iw, &mut out);
+        ep.sender.w.cwnd = 10 * MSS + MSS / 2;
+        ep.sender.w.ssthresh = 5 * MSS;
+        ep.write(at(ms(100)), segments * MSS, &mut iw, &mut out);
+        for k in 1..=segments {
+            ep.on_segment(at(ms(200)), &ack(s(k + 1)), false, &mut iw, &mut out);
+        }
+        ep.sender.w.cwnd > 10 * MSS + MSS / 2
+    };
+    assert!(grown(10));
+    assert!(!grown(4));
+}
