@@ -280,6 +280,12 @@ class Tcp(_Model):
                           "(RTO = SRTT + max(variance, min_rto); PTO = 2 SRTT + min_rto with one segment out)")
     rto_ssthresh: Optional[Literal["each-expiry", "once-per-window"]] = Field(
         None, description="'each-expiry' (RFC 5681; default) or 'once-per-window' (Linux tcp_enter_loss)")
+    cwnd_growth: Optional[Literal["every-ack", "cwnd-limited"]] = Field(
+        None, description="'every-ack' (RFC 5681; default) or 'cwnd-limited' (Linux tcp_is_cwnd_limited: "
+                          "grow only while the flow fills its window)")
+    idle_restart: Optional[Literal["rfc5681", "halve-per-rto"]] = Field(
+        None, description="'rfc5681' (min(IW, cwnd) after idle; default) or 'halve-per-rto' "
+                          "(Linux tcp_cwnd_restart: halve once per RTO of idle, down to min(IW, cwnd))")
 
 
 # `tcp.profile` values, as crates/iwlab-core/src/scenario/profile.rs defines them (the emulator
@@ -292,6 +298,7 @@ PROFILES: dict[str, dict[str, Any]] = {
         "syn_loss": "rfc6928", "dupthresh": 3, "restart_after_idle": True, "syn_retries": 6,
         "cubic": {"ssthresh_from": "cwnd"}, "timers": "linux", "rto_ssthresh": "once-per-window",
         "pacer": "linux",
+        "cwnd_growth": "cwnd-limited", "idle_restart": "halve-per-rto",
     },
 }
 

@@ -245,6 +245,10 @@ def kernel_settings(tcp: dict[str, Any], notes: list[str]) -> Kernel:
         notes.append("tcp.timers: Linux computes the RTO and the loss-probe time its own way (timers = \"linux\")")
     if tcp["rto_ssthresh"] != "once-per-window":
         notes.append("tcp.rto_ssthresh: Linux reduces ssthresh once per loss episode (\"once-per-window\")")
+    if tcp["cwnd_growth"] != "cwnd-limited":
+        notes.append("tcp.cwnd_growth: Linux grows cwnd only while the flow fills its window (\"cwnd-limited\")")
+    if tcp["restart_after_idle"] and tcp["idle_restart"] != "halve-per-rto":
+        notes.append("tcp.idle_restart: after idle Linux halves cwnd once per RTO down to the IW (\"halve-per-rto\")")
     if (tcp.get("paced_iw") or tcp.get("pacing")) and tcp.get("pacer", "exact") != "linux":
         # tcp_update_skb_after_send(): "Original sch_fq does not pace first 10 MSS".
         notes.append("tcp.pacer: Linux leaves a connection's first 10 data segments unpaced and forgives a late "

@@ -429,6 +429,15 @@ pub struct TcpSpec {
     /// repeated expiry of the same episode).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub rto_ssthresh: Option<String>,
+    /// When an ACK grows cwnd: `"every-ack"` (RFC 5681; default) or `"cwnd-limited"` (Linux
+    /// tcp_is_cwnd_limited: only while the flow fills its window; in slow start while
+    /// cwnd < 2 * the segments out).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cwnd_growth: Option<String>,
+    /// The window after idle: `"rfc5681"` (min(IW, cwnd) at once; default) or `"halve-per-rto"`
+    /// (Linux tcp_cwnd_restart: cwnd halves once per RTO of idle, down to min(IW, cwnd)).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub idle_restart: Option<String>,
 }
 
 /// `true`, `false` or a variant name.

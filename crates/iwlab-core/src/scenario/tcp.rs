@@ -53,7 +53,9 @@ macro_rules! tcp_spec_fields {
             hystart,
             quickack,
             timers,
-            rto_ssthresh
+            rto_ssthresh,
+            cwnd_growth,
+            idle_restart
         )
     };
 }
@@ -288,6 +290,32 @@ pub(crate) fn tcp_config(base: &TcpSpec, over: &TcpSpec, path_of: &dyn Fn(&str) 
                     path_of("rto_ssthresh"),
                     format!("{name:?}"),
                     "one of [\"each-expiry\", \"once-per-window\"]",
+                ))
+            }
+        };
+    }
+    if let Some(name) = &s.cwnd_growth {
+        c.grow_only_cwnd_limited = match name.as_str() {
+            "every-ack" => false,
+            "cwnd-limited" => true,
+            _ => {
+                return Err(ScenarioError::value(
+                    path_of("cwnd_growth"),
+                    format!("{name:?}"),
+                    "one of [\"every-ack\", \"cwnd-limited\"]",
+                ))
+            }
+        };
+    }
+    if let Some(name) = &s.idle_restart {
+        c.restart_halves_per_rto = match name.as_str() {
+            "rfc5681" => false,
+            "halve-per-rto" => true,
+            _ => {
+                return Err(ScenarioError::value(
+                    path_of("idle_restart"),
+                    format!("{name:?}"),
+                    "one of [\"rfc5681\", \"halve-per-rto\"]",
                 ))
             }
         };
