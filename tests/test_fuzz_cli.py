@@ -22,10 +22,20 @@ from typer.testing import CliRunner
 from iwlab.cli import build
 from test_fuzz_inputs import SCALARS, SET_KEYS, policy_files
 
-EXAMPLES = int(os.environ.get("IWLAB_FUZZ_EXAMPLES", "100"))
+EXAMPLES = int(os.environ.get("IWLAB_FUZZ_EXAMPLES", "400"))
 SEED = int(os.environ.get("IWLAB_FUZZ_SEED", "20261127"))
 SETTINGS = settings(max_examples=EXAMPLES, deadline=None, database=None, derandomize="IWLAB_FUZZ_SEED" not in os.environ,
                     suppress_health_check=list(HealthCheck))
+
+
+@pytest.fixture(autouse=True)
+def one_command(monkeypatch):
+    """typer builds the click command again at every invoke (~0.1 s here); build it once."""
+    import typer.main
+    import typer.testing
+
+    cmd = typer.main.get_command(build())
+    monkeypatch.setattr(typer.testing, "_get_command", lambda app: cmd)
 
 
 class Accepted(Exception):
