@@ -146,3 +146,5 @@ def test_status_has_a_schema_a_host_per_prefix_evidence_and_the_last_decision(tm
     assert (p["last_decision"]["old_iw"], p["last_decision"]["new_iw"]) == (3, 10)
     assert p["last_decision"]["reason"] == "re-evaluated (time passed)"
     assert watch.status(st, None)["host"] == evidence.host_label(None) != ""
+    text = watch.status_text(out)
+    assert text.startswith("edge-b, the root namespace:") and "0 IW-loss events (+1 imported)" in text, text

@@ -568,12 +568,13 @@ def status_text(out: dict[str, Any]) -> str:
     where = f"namespace {out['netns']}" if out["netns"] else "the root namespace"
     if not out["prefixes"]:
         return f"{where}: no watcher state yet ({out['routes_managed']} route(s) managed by iwlab)"
-    lines = [f"{where}: policy {out['policy']}, updated {_t(out['updated'])}"]
+    lines = [f"{out['host']}, {where}: policy {out['policy']}, updated {_t(out['updated'])}"]
     for p in out["prefixes"]:
         rate = "-" if p["retransmission_rate"] is None else f"{100 * p['retransmission_rate']:.2f} %"
         rtt = "-" if p["handshake_rtt_ms"] is None else f"{p['handshake_rtt_ms']:.2f} ms"
         lines.append(f"  {p['prefix']}: IW {p['iw'] if p['iw'] is not None else '(no iwlab route)'} since {_t(p['since'])}; "
-                     f"{p['connections']} connections, {p['iw_loss_events']} IW-loss events (last "
+                     f"{p['connections']} connections, {p['iw_loss_events']} IW-loss events"
+                     + (f" (+{p['evidence']['imported']} imported)" if p["evidence"]["imported"] else "") + " (last "
                      f"{_t(p['last_evidence'])}), retransmissions {rate}, handshake RTT {rtt}")
         if p["why"]:
             lines.append(f"    why: {p['why']}")
