@@ -1,5 +1,5 @@
-"""`iwlab plan | apply | rollback | watch | watch status`: IW policies on real Linux hosts
-(python/iwlab/deploy/; docs/deploy.md). Root for everything (netlink, sock_diag, namespaces)."""
+"""`iwlab plan | apply | rollback | watch | watch status | export-evidence | import-evidence`: IW
+policies on real Linux hosts (python/iwlab/deploy/; docs/deploy.md). Root for everything (netlink, sock_diag, namespaces)."""
 
 from __future__ import annotations
 
