@@ -199,3 +199,25 @@ def test_usage_errors_of_the_option_parser_are_one_line(args, says):
     r = CliRunner().invoke(build(), args)
     assert r.exit_code == 2 and r.stderr.strip().splitlines() == [r.stderr.strip()], r.stderr
     assert r.stderr.strip().startswith(says), r.stderr
+
+
+@pytest.mark.parametrize("args, says", [
+    # found by the 10 000-case advise run: a rate that overflows a float was an OverflowError
+    (["advise", "--rate", "1e400Mbps", "--rtt", "100ms"], "error: rate = '1e400Mbps' is not allowed"),
+    (["advise", "--rate", "2Mbps", "--rtt", "100ms", "--min-size", "1e400kB"], "error: min_size = '1e400kB' is not "
+                                                                                "allowed"),
+])
+def test_tracebacks_the_fuzzing_found_are_one_line_errors(args, says):
+    r = CliRunner().invoke(build(), args)
+    assert r.exception is None or isinstance(r.exception, SystemExit), r.exception
+    assert r.exit_code == 2 and r.stderr.strip().splitlines() == [r.stderr.strip()], r.stderr
+    assert r.stderr.startswith(says), r.stderr
+
+
+def test_non_finite_quantities_are_value_errors():
+    from iwlab.emulate.units import rate_bps, seconds, size_bytes
+
+    for parse, value in ((rate_bps, "1e400Mbps"), (size_bytes, "1e999kB"), (seconds, "1e400s"),
+                         (rate_bps, float("inf")), (seconds, float("nan"))):
+        with pytest.raises(ValueError, match="is not allowed; expected a finite number"):
+            parse(value)
