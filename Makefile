@@ -31,8 +31,13 @@ $(STAMP): pyproject.toml
 deps: deps-rust $(STAMP)
 
 ## ext: (re)build the Rust extension into the virtualenv
+# It also compiles python/iwlab's bytecode: the editable install leaves none, and where
+# PYTHONDONTWRITEBYTECODE is set the interpreter never writes it, so every command compiled the
+# modules it imports again (0.1-0.2 s of `iwlab run`; bench/README.md, "Second pass: bytecode
+# and the command tree").
 ext: deps
 	VIRTUAL_ENV=$(abspath $(VENV)) PATH=$(abspath $(VENV))/bin:$$PATH $(VENV)/bin/maturin develop --release -q
+	$(PY) -m compileall -q python/iwlab >/dev/null
 
 test-rust: deps-rust deps-tools
 	$(CARGO) test -p iwlab-core -p iwlab-link -p iwlab-conform

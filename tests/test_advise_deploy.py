@@ -33,11 +33,11 @@ def _cli(*args, timeout=600):
 
 # ---- deployable by construction ----------------------------------------------------------------
 
-def test_the_default_candidates_are_what_iwlab_can_deploy_and_paced_only_on_request():
+def test_the_default_candidates_are_what_iwlab_can_deploy_paced_iw_included():
     p = Profile.from_flags()
     default = expand(list(DEFAULT), p.mss)
     assert default and all(c.deploy in DEPLOYABLE for c in default), [(c.name, c.deploy) for c in default]
-    assert not any(c.kind == "paced" for c in default)
+    assert {c.name for c in default if c.kind == "paced"} == {"paced-iw10", "paced-iw16", "paced-iw32"}
     how = {c.kind: c.deploy for c in expand([*DEFAULT, "paced:10", "rfc6928:fallback"], p.mss)}
     assert how == {"fixed": "route", "rfc3390": "route", "rfc6928": "route", "size-based": "flow-iw",
                    "aimd": "watch", "learned": "watch", "paced": "paced", "rfc6928-fallback": "watch"}
@@ -45,7 +45,7 @@ def test_the_default_candidates_are_what_iwlab_can_deploy_and_paced_only_on_requ
 
 def test_only_a_route_deployed_winner_gets_an_ip_route_line_and_each_policy_file_names_its_deployment():
     p = Profile.from_flags()
-    for c in expand(["fixed:10", "size-based:50kB/32", "adaptive:aimd", "rfc6928:fallback"], p.mss):
+    for c in expand(["fixed:10", "size-based:50kB/32", "adaptive:aimd", "rfc6928:fallback", "paced:32"], p.mss):
         text = _policy_file(c, "10.0.0.0/8", p, "mean", 0.1)
         pf = parse_policy(text)
         assert pf.routes[0].policy == c.name and pf.to_scenario_policies()[c.name]["kind"] == c.policy["kind"]
@@ -56,7 +56,38 @@ def test_only_a_route_deployed_winner_gets_an_ip_route_line_and_each_policy_file
         else:
             # A size-based policy's MinIW (or an adaptive start value) is not the policy: no route line.
             assert line == "", (c.name, line)
-            assert ("iwlab flow-iw attach" if c.deploy == "flow-iw" else "iwlab watch --policy") in text
+            assert ("iwlab watch --policy" if c.deploy == "watch" else "iwlab flow-iw attach") in text
+        # The file's [tcp] is the candidate's pacing: flow-iw paces what was simulated, nothing else.
+        assert pf.tcp == {"pacing": c.deploy == "paced", "paced_iw": c.deploy == "paced"}, (c.name, pf.tcp)
+
+
+def test_a_winner_this_iwlab_cannot_deploy_gets_a_refusal_naming_the_best_deployable(monkeypatch):
+    import iwlab.advise.advisor as advisor
+
+    p = Profile.from_flags()
+    cands = expand(["paced:32", "fixed:10"], p.mss)
+    table = pd.DataFrame({"candidate": ["paced-iw32", "iw10"]})
+    assert advisor._refusal(cands[0], table, cands) == ""
+    # Were paced IW not deployable here, its win would be refused and IW 10 named instead.
+    monkeypatch.setattr(advisor, "DEPLOYABLE", frozenset({"route", "flow-iw", "watch"}))
+    why = advisor._refusal(cands[0], table, cands)
+    assert why.startswith("paced-iw32 wins but") and "the best deployable candidate is iw10" in why, why
+
+
+def test_a_paced_policy_file_simulates_exactly_the_paced_candidate():
+    from iwlab.advise.build import scenario_data
+    from iwlab.policy import with_policy
+    from iwlab.scenario import Scenario
+
+    p = Profile.from_flags()
+    c = expand(["paced:32"], p.mss)[0]
+    pf = parse_policy(_policy_file(c, "default", p, "mean", 0.1))
+    unpaced = expand(["fixed:32"], p.mss)[0]
+    # Simulating the file on the unpaced IW 32's scenario gives every connection the candidate's
+    # tcp (pacing, paced IW, Linux's pacer) and the candidate's policy.
+    sc = with_policy(Scenario.from_data(scenario_data(p, unpaced)), pf)
+    assert {k: sc.data["tcp"][k] for k in c.tcp} == c.tcp
+    assert pf.policies[pf.routes[0].policy] == c.policy
 
 
 def test_a_lossless_200ms_path_with_30_segment_flows_gets_a_route_iw_of_32_not_a_minimum_of_4(tmp_path):

@@ -1,5 +1,7 @@
 """iwlab advise --verify: the recommendation and the two runners-up on real Linux TCP (the
-emulator, network namespaces) beside the simulator, on the kernel testbed's profile — short runs.
+emulator, network namespaces) beside the simulator, on the kernel testbed's profile — short runs
+(3 s, 2 seeds), with an adaptive candidate among the three (the emulator decides its IW with
+`iwlab watch`, emulate/watchers.py).
 
 Needs root, `ip netns`, /dev/net/tun and the iwlab-link relay (marker `netns`); skipped with the
 reason elsewhere.
@@ -42,8 +44,9 @@ def test_verify_runs_the_leaders_on_linux_tcp_beside_the_simulator(tmp_path):
     proc = subprocess.Popen(
         [sys.executable, "-c", "from iwlab.cli import main; main()", "advise", "--rate", "2Mbps", "--rtt", "100ms",
          "--buffer", "25pkt", "--background", "tcp:2", "--sizes", str(sizes), "--load", "30%", "--duration", "15s",
-         "--candidates", "fixed:3,10,32", "--budget", "40runs", "--seeds", "2", "--max-seeds", "4", "--jobs", "1",
-         "--no-sensitivity", "--verify", "--verify-seeds", "2", "--verify-duration", "4s", "--no-progress",
+         "--candidates", "fixed:3,10", "--candidates", "adaptive:aimd", "--budget", "30runs", "--seeds", "2",
+         "--max-seeds", "4", "--jobs", "1", "--no-sensitivity", "--verify", "--verify-seeds", "2",
+         "--verify-duration", "3s", "--no-progress",
          "--out", str(tmp_path / "adv")],
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
@@ -55,7 +58,7 @@ def test_verify_runs_the_leaders_on_linux_tcp_beside_the_simulator(tmp_path):
     v = doc["verify"]
     rows = {r["candidate"]: r for r in v["candidates"]}
     # The recommendation first, then the two runners-up; each with both means and the kernel's runs.
-    assert list(rows)[0] == doc["recommended"]["candidate"] and set(rows) == {"iw3", "iw10", "iw32"}
+    assert list(rows)[0] == doc["recommended"]["candidate"] and set(rows) == {"iw3", "iw10", "aimd-10"}
     for r in rows.values():
         assert r["status"] == "ok" and r["seeds"] == 2, r
         assert r["sim_ms"] > 0 and r["kernel_ms"] > 0 and "…" in r["kernel_ci_ms"], r

@@ -169,6 +169,18 @@ def test_a_sink_gets_every_table_in_chunks_equal_to_the_returned_columns():
         {k: v for k, v in whole["summary"].items() if "seconds" not in k}
 
 
+def test_a_long_run_hands_its_flows_over_in_chunks_of_at_most_4096_rows():
+    # A chunk in flight costs ~1.2 kB per row at its peak: bounded chunks keep the memory of
+    # records flat in the number of flows (bench/README.md, "Memory per flow").
+    root = Path(__file__).resolve().parent.parent
+    text = iwlab.load(str(root / "bench" / "scenarios" / "million-flows.toml"), ["duration=1.2s"]).to_json()
+    rows = []
+    out = _core.run(text, "json", 1, None, None, False,
+                    lambda name, columns: rows.append(columns["flow"][1]) if name == "flows" else None)
+    assert out["summary"]["flows"] > 4096 and len(rows) > 1
+    assert max(rows) == 4096 and sum(rows) == out["summary"]["flows"]
+
+
 def test_a_run_with_out_writes_the_tables_as_it_goes_and_reads_them_lazily(rfc2415, tmp_path):
     r = iwlab.run(iwlab.load("rfc2415", SHORT), seed=3, out=tmp_path)
     assert sorted(p.name for p in tmp_path.iterdir()) == ["flows.parquet", "links.parquet", "pages.parquet",

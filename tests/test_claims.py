@@ -57,6 +57,23 @@ def test_the_published_numbers_are_the_documents_numbers():
     assert t6 == sum(len(v) for v in rfc2415.RFC_T6.values())
     draft = {c.id: c for c in iw_function.ledger()}
     assert sum(len(draft[f"table-{k}"].checks) for k in ("RT_s", "RR_s", "RR_l", "CT_s", "CT_l")) == 45 * 4
+    # Judged on data, the table is checked once per cell, at the RTT where ours is closest to it.
+    draft = {c.id: c for c in iw_function.ledger(table_rtt=50)}
+    assert sum(len(draft[f"table-{k}"].checks) for k in ("RT_s", "RR_s", "RR_l", "CT_s", "CT_l")) == 45
+    assert {ch.condition.rsplit(", ", 1)[1] for ch in draft["table-CT_s"].checks} == {"RTT 50 ms"}
+
+
+def test_the_draft_table_is_judged_at_the_rtt_where_ours_is_closest():
+    from iwlab.studies import iw_function as fn
+
+    def table(rtt, scale):
+        cells = {pol: {col: Cell(fn._draft(pol, col) * scale, 0, 0, 3) for col in fn.DRAFT_COLUMNS}
+                 for pol in fn.DRAFT_TABLE}
+        return Table.from_cells(f"metrics_rtt{rtt}ms", "", cells)
+
+    tabs = {t.name: t for t in (table(20, 0.5), table(50, 1.1), table(100, 1.3), table(200, 2.0))}
+    rtt, dist = fn.closest_rtt(tabs, (20, 50, 100, 200))
+    assert rtt == 50 and dist[50] == pytest.approx(0.1) and dist[200] == pytest.approx(1.0)
 
 
 # ---------------------------------------------------------------------------------------------

@@ -9,7 +9,8 @@ What the kernel does, and the test pins: Linux never paces a connection's first 
 segments (tcp_update_skb_after_send(): "Original sch_fq does not pace first 10 MSS"), so an IW
 of 20 leaves 10 back to back, then 10 more RTT/IW apart; after the first RTT the limit is gone
 and internal pacing (200 % of cwnd/SRTT) spaces the second flight far closer. Without the
-pacing the whole first flight is one burst.
+pacing the whole first flight is one burst. The engine, given the same policy file on a path of
+the measured RTT (`iwlab.policy.with_policy`: Linux's pacer), must send the same first flight.
 
 Everything is named iwq-<pid>… (namespaces, devices, cgroup, pins) and removed in `finally`.
 """
@@ -144,13 +145,12 @@ def _exchange(cgroup: str, path: Path) -> list[pcap.Segment]:
     return pcap.read(path)
 
 
-def _flights(segs: list[pcap.Segment]) -> tuple[list[float], list[float]]:
+def _flights(segs: list[pcap.Segment], server: tuple[str, int] = (SERVICE, PORT)) -> tuple[list[float], list[float]]:
     """Departure times of the server's first flight (new data before the first ACK of data
     reaches the server, and within 1.5 handshake RTTs of the first: when a loaded machine
     delays the ACK, a tail-loss probe sends one more after 2·SRTT) and of the IW new segments
     after it."""
-    server = (SERVICE, PORT)
-    rtt = _handshake_rtt(segs)
+    rtt = _handshake_rtt(segs, server)
     isn = next(s.seq for s in segs if s.src == server and s.syn)
     first: list[float] = []
     later: list[float] = []
@@ -164,9 +164,8 @@ def _flights(segs: list[pcap.Segment]) -> tuple[list[float], list[float]]:
     return first, later[:IW]
 
 
-def _handshake_rtt(segs: list[pcap.Segment]) -> float:
+def _handshake_rtt(segs: list[pcap.Segment], server: tuple[str, int] = (SERVICE, PORT)) -> float:
     """The server's SYN-ACK to the client's ACK of it, at the server: the RTT the program reads."""
-    server = (SERVICE, PORT)
     synack = next(s for s in segs if s.src == server and s.syn)
     ack = next(s for s in segs if s.dst == server and s.has_ack and not s.syn and s.ack == synack.seq + 1)
     return ack.time - synack.time
@@ -174,6 +173,43 @@ def _handshake_rtt(segs: list[pcap.Segment]) -> float:
 
 def _gaps(times: list[float]) -> list[float]:
     return [b - a for a, b in zip(times, times[1:])]
+
+
+def _leading_burst(times: list[float], gap: float) -> int:
+    """How many segments leave back to back (under a fifth of `gap` apart) before the first wait."""
+    n = 1
+    for g in _gaps(times):
+        if g >= 0.2 * gap:
+            break
+        n += 1
+    return n
+
+
+def _engine_first_flight(policy: Path, rtt: float, tmp_path: Path) -> list[float]:
+    """The simulator's first flight for the same GET under the same policy file: Linux TCP, a
+    path of RTT `rtt` (1 Gb/s, no queueing), departures at the bottleneck's entry."""
+    import iwlab
+    from iwlab.policy import parse_policy, with_policy
+    from iwlab.scenario import Scenario
+
+    one_way_us = rtt / 2 * 1e6
+    sc = Scenario.from_data({
+        "name": "flow-iw-paced", "seed": 1, "duration": "3s", "warmup": "0s",
+        "topology": {"kind": "dumbbell",
+                     "bottleneck": {"rate": "1Gbps", "delay": f"{one_way_us - 2:.0f}us",
+                                    "queue": {"kind": "drop-tail", "limit": "1000pkt"}},
+                     "left": [{"name": "clients", "count": 1, "access": {"rate": "10Gbps", "delay": "1us"}}],
+                     "right": [{"name": "servers", "count": 1, "access": {"rate": "10Gbps", "delay": "1us"}}]},
+        "tcp": {"profile": "linux"},
+        "apps": [{"kind": "short-flows", "clients": "clients", "servers": "servers", "request": "100B",
+                  "response": f"{SIZE}B", "arrivals": {"kind": "periodic", "period": "1s"}, "flows": 1}]})
+    sc = with_policy(sc, parse_policy(policy.read_text(), str(policy)))
+    path = tmp_path / "engine.pcap"
+    iwlab.run(sc, pcap=path)
+    segs = pcap.read(path)
+    server = next(s.src for s in segs if s.syn and s.has_ack)
+    first, _ = _flights(segs, server)
+    return first
 
 
 def test_the_first_flight_leaves_rtt_over_iw_apart_then_the_limit_is_lifted(cgroup, tmp_path):
@@ -201,6 +237,16 @@ def test_the_first_flight_leaves_rtt_over_iw_apart_then_the_limit_is_lifted(cgro
     paced = gaps[UNPACED_BY_LINUX - 1:]
     spacing = (first[-1] - first[UNPACED_BY_LINUX - 1]) / (IW - UNPACED_BY_LINUX)
     assert 0.75 * rtt_over_iw < spacing < 1.6 * rtt_over_iw, (spacing, rtt_over_iw, paced)
+    # The simulator, given the same file on a path of the measured RTT, sends the same first
+    # flight: as many back to back (Linux's pacer), then the same spacing (the kernel's within
+    # its timer noise).
+    engine = _engine_first_flight(policy, rtt, tmp_path)
+    assert len(engine) == IW, engine
+    assert _leading_burst(engine, rtt_over_iw) == _leading_burst(first, rtt_over_iw) == UNPACED_BY_LINUX, \
+        (_gaps(engine), gaps)
+    engine_spacing = (engine[-1] - engine[UNPACED_BY_LINUX - 1]) / (IW - UNPACED_BY_LINUX)
+    assert abs(engine_spacing - rtt_over_iw) < 0.05 * rtt_over_iw, (engine_spacing, rtt_over_iw)
+    assert 0.75 * engine_spacing < spacing < 1.6 * engine_spacing, (spacing, engine_spacing)
     # After the first RTT the limit is gone: the next IW segments leave as the ACKs (one per two
     # segments, each opening two more in slow start) and internal pacing at 200 % of
     # cwnd/SRTT allow — about RTT/(2·IW) apart; a limit left in place would hold them RTT/IW apart.

@@ -221,3 +221,14 @@ def test_non_finite_quantities_are_value_errors():
                          (rate_bps, float("inf")), (seconds, float("nan"))):
         with pytest.raises(ValueError, match="is not allowed; expected a finite number"):
             parse(value)
+
+
+@pytest.mark.parametrize("args", [["run", "rfc6928", "--seed", "-1"], ["advise", "--clients", "x"]])
+def test_the_installed_command_prints_usage_errors_on_one_line(args):
+    """`iwlab run` builds only its own command module (start-up time): the same one-line errors."""
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    r = subprocess.run([str(Path(sys.executable).with_name("iwlab")), *args], capture_output=True, text=True)
+    assert r.returncode == 2 and len(r.stderr.strip().splitlines()) == 1 and r.stderr.startswith("error: "), r.stderr

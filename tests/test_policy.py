@@ -267,14 +267,24 @@ def test_cli_run_with_the_issues_minimal_policy_file(tmp_path):
     assert r.returncode == 2 and f"{p}:5: routes[0].prefix" in r.stderr
 
 
-def test_the_emulator_refuses_routes_instead_of_ignoring_them():
+def test_the_emulator_gives_a_policy_files_routes_to_the_senders_watchers():
     import iwlab
-    from iwlab.emulate.plan import PlanError, build_plan
+    from iwlab.emulate.plan import build_plan
     from iwlab.policy import with_policy
 
-    sc = with_policy(iwlab.load("congested-links"), parse_policy(MINIMAL))
-    with pytest.raises(PlanError, match="iw.routes"):
-        build_plan(sc, pid=1)
+    # congested-links: clients on the left (198.18.0.2, .6, …), servers on the right. A route
+    # covering the first client only: its servers' watchers decide their IW toward it; the
+    # other clients keep the application's IW (an alias address).
+    sc = with_policy(iwlab.load("congested-links"), parse_policy(MINIMAL.replace("10.77.2.0/24", "198.18.0.0/30")))
+    plan = build_plan(sc, pid=1)
+    first = plan.hosts[0]
+    assert first.addr == "198.18.0.2"
+    assert plan.watchers and all('prefix = "198.18.0.0/30"' in t and "ten = " in t for t in plan.watchers.values())
+    assert plan.agents[first.name]["watched"]
+    assert not any(plan.agents[h.name]["watched"] for h in plan.hosts[1:] if h.side == "left")
+    # Nothing covered: no watcher, every flow on its alias as before.
+    plain = build_plan(with_policy(iwlab.load("congested-links"), parse_policy(MINIMAL)), pid=1)
+    assert plain.watchers == {} and not any(a["watched"] for a in plain.agents.values())
 
 
 PACED = MINIMAL + "\n[tcp]\npacing = true\npaced_iw = true\n"

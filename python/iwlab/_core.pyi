@@ -83,7 +83,7 @@ def run(
     bottleneck's packets of `flows` (all if None) to that file. With `iw_events`, the output
     also has an "iw_events" table (every IW decision and policy event). Releases the GIL while it runs.
     With `sink`, the tables are not in the output: each goes to `sink(name, columns)` as it is
-    read off the engine, at most 65 536 rows at a time (at least one call per table), every
+    read off the engine, at most 4 096 rows at a time (at least one call per table), every
     column as Arrow buffers; the output then holds only "summary"."""
 
 def conform(paths: list[str], tolerance_usecs: int | None = None) -> tuple[int, str, str]:

@@ -267,6 +267,9 @@ class Tcp(_Model):
     pacing_ss_ratio: Optional[int] = Field(None, ge=1, le=10000, description="Percent while cwnd < ssthresh/2 (default 200)")
     pacing_ca_ratio: Optional[int] = Field(None, ge=1, le=10000, description="Percent otherwise (default 120)")
     paced_iw: Optional[bool] = Field(None, description="Spread the initial window over the handshake RTT (default false)")
+    pacer: Optional[Literal["exact", "linux"]] = Field(
+        None, description="'exact' (every departure paced; default) or 'linux' (the first 10 data segments unpaced, "
+                          "a late departure forgiven up to half a gap)")
     prr: Optional[_flag_or(Literal["crb", "ssrb", "linux"])] = Field(
         None, description="RFC 6937 PRR in SACK or RACK recovery: true (= 'ssrb'), 'crb', 'ssrb', 'linux' or false (default)")
     hystart: Optional[_flag_or(Literal["rfc9406", "hystart++", "linux"])] = Field(
@@ -277,6 +280,12 @@ class Tcp(_Model):
                           "(RTO = SRTT + max(variance, min_rto); PTO = 2 SRTT + min_rto with one segment out)")
     rto_ssthresh: Optional[Literal["each-expiry", "once-per-window"]] = Field(
         None, description="'each-expiry' (RFC 5681; default) or 'once-per-window' (Linux tcp_enter_loss)")
+    cwnd_growth: Optional[Literal["every-ack", "cwnd-limited"]] = Field(
+        None, description="'every-ack' (RFC 5681; default) or 'cwnd-limited' (Linux tcp_is_cwnd_limited: "
+                          "grow only while the flow fills its window)")
+    idle_restart: Optional[Literal["rfc5681", "halve-per-rto"]] = Field(
+        None, description="'rfc5681' (min(IW, cwnd) after idle; default) or 'halve-per-rto' "
+                          "(Linux tcp_cwnd_restart: halve once per RTO of idle, down to min(IW, cwnd))")
 
 
 # `tcp.profile` values, as crates/iwlab-core/src/scenario/profile.rs defines them (the emulator
@@ -288,6 +297,8 @@ PROFILES: dict[str, dict[str, Any]] = {
         "initial_rto": "1s", "min_rto": "200ms", "max_rto": "120s", "limited_transmit": True,
         "syn_loss": "rfc6928", "dupthresh": 3, "restart_after_idle": True, "syn_retries": 6,
         "cubic": {"ssthresh_from": "cwnd"}, "timers": "linux", "rto_ssthresh": "once-per-window",
+        "pacer": "linux",
+        "cwnd_growth": "cwnd-limited", "idle_restart": "halve-per-rto",
     },
 }
 

@@ -40,7 +40,7 @@ fn kernel(what: &str, e: impl std::fmt::Display) -> Error {
 }
 
 /// A cgroup v2 directory below the hierarchy's root: programs never go on the root cgroup.
-fn check_cgroup(cgroup: &Path) -> Result<(), Error> {
+pub(crate) fn check_cgroup(cgroup: &Path) -> Result<(), Error> {
     let magic = sys::fs_magic(cgroup).map_err(|e| Error::Usage(format!("cgroup {}: {e}", cgroup.display())))?;
     if magic != sys::CGROUP2_SUPER_MAGIC {
         return Err(Error::Usage(format!("cgroup {}: not on a cgroup2 file system", cgroup.display())));

@@ -2,6 +2,7 @@
 //! removes them. Python (`iwlab flow-iw`, python/iwlab/deploy/flow_iw.py)
 //! calls it and reads the JSON it prints; run as root. Exit codes: 0 done, 1 the kernel refused
 //! (message on stderr, with the verifier's log when it is the verifier), 2 bad arguments.
+mod evidence;
 mod flow_iw;
 mod layout;
 mod sys;
@@ -67,6 +68,18 @@ enum Cmd {
     },
     /// The cgroup id (inode) of a cgroup2 directory.
     CgroupId { cgroup: PathBuf },
+    /// Attach the IW-loss evidence program to CGROUP (never the root) and print its records as
+    /// JSON lines until killed or stdout closes; nothing is pinned, nothing outlives the process.
+    Evidence {
+        #[arg(long)]
+        cgroup: PathBuf,
+        /// Seconds between two `stats` lines (the program's counters).
+        #[arg(long, default_value_t = 1.0)]
+        stats_every: f64,
+        /// Milliseconds to let records gather after a wake-up (0..=100).
+        #[arg(long, default_value_t = 5)]
+        batch_ms: u64,
+    },
 }
 
 /// What the sock_ops program paces (a policy file's `[tcp]`).
@@ -107,6 +120,20 @@ fn check_iw(default_iw: u32, max_iw: u32) -> Result<(), Error> {
 
 fn run(cmd: Cmd) -> Result<serde_json::Value, Error> {
     match cmd {
+        Cmd::Evidence { cgroup, stats_every, batch_ms } => {
+            if !(0.01..=3600.0).contains(&stats_every) {
+                return Err(Error::Usage(format!("--stats-every = {stats_every}: allowed 0.01..=3600 seconds")));
+            }
+            if batch_ms > 100 {
+                return Err(Error::Usage(format!("--batch-ms = {batch_ms}: allowed 0..=100")));
+            }
+            evidence::stream(
+                &cgroup,
+                std::time::Duration::from_secs_f64(stats_every),
+                std::time::Duration::from_millis(batch_ms),
+            )?;
+            Ok(serde_json::json!({"kind": "end"}))
+        }
         Cmd::Check => flow_iw::check(),
         Cmd::Attach { cgroup, pins, default_iw, max_iw, created_cgroup, pacing } => {
             check_iw(default_iw, max_iw)?;

@@ -484,6 +484,11 @@ impl Driver<'_> {
                 if n < 0 {
                     return self.fail(format!("{}(fd, ..., LENGTH)", c.name), format!("length {:?}", c.args.get(2)));
                 }
+                if let Some(flags) = c.args.get(3).filter(|f| c.name == "send" && f.trim() != "0") {
+                    // MSG_EOR keeps the bytes in an skb of their own in Linux (tcp_skb_can_collapse_to);
+                    // the engine has segments, not skbs.
+                    self.note("ignored", format!("send() flags {}: not modelled by the engine", flags.trim()));
+                }
                 let Some(ep) = self.ep.as_mut() else { return self.fail("a connection to write on", "none") };
                 ep.write(t, n as u64, &mut self.iw, &mut self.out);
                 self.collect(t);

@@ -19,8 +19,6 @@ pub const TS_OPTION_BYTES: u32 = 12;
 pub struct Settings {
     /// `[tcp]` over the linux profile.
     pub spec: TcpSpec,
-    /// `net.ipv4.tcp_recovery` bit 0 (RACK); applied only with SACK.
-    pub rack: bool,
     /// `ip route … initcwnd N` (TCP_INIT_CWND = 10 otherwise).
     pub initcwnd: u32,
     /// TCP_MAXSEG.
@@ -31,7 +29,6 @@ impl Default for Settings {
     fn default() -> Self {
         Settings {
             spec: TcpSpec { profile: Some("linux".into()), ..TcpSpec::default() },
-            rack: true,
             initcwnd: 10,
             maxseg: None,
         }
@@ -99,7 +96,9 @@ impl Settings {
         let mut spec = self.spec.clone();
         let sack = spec.sack.unwrap_or(true);
         if sack {
-            spec.recovery = Some(if self.rack { "rack" } else { "sack" }.into());
+            // RACK loss detection: Linux 6.18 uses it with SACK whatever net.ipv4.tcp_recovery
+            // says (tests/conformance/rack-on-whatever-tcp-recovery.pkt).
+            spec.recovery = Some("rack".into());
         } else {
             // Without SACK Linux neither probes (tcp_schedule_loss_probe needs tcp_is_sack)
             // nor runs RACK: NewReno-style recovery, as the profile does for sack = false.
@@ -125,14 +124,15 @@ impl Settings {
                 self.spec.timestamps = Some(b);
                 set(format!("timestamps = {b}"))
             }),
-            // Bit 0x1 = RACK loss detection (tcp_rack_mark_lost); 0 = RFC 6675 dupthresh.
-            "tcp_recovery" => v.parse::<u32>().map_or_else(
-                |_| bad(),
-                |n| {
-                    self.rack = n & 1 == 1;
-                    set(format!("recovery = {:?}", if self.rack { "rack" } else { "sack" }))
-                },
-            ),
+            // Bit 0x1 once chose RACK over RFC 6675's dupthresh; Linux 6.18 marks losses with
+            // RACK whatever its value (observed: rack-on-whatever-tcp-recovery.pkt), and the
+            // other bits (0x2 static reordering window, 0x4 no dupthresh) are not modelled.
+            "tcp_recovery" => match v.parse::<u32>() {
+                Ok(_) => Applied::Ignored(format!(
+                    "{full}: not modelled (RACK loss detection is always on with SACK, as in Linux 6.18)"
+                )),
+                Err(_) => bad(),
+            },
             // 3 and 4 enable the Tail Loss Probe (tcp_schedule_loss_probe); 0..2 do not.
             "tcp_early_retrans" => v.parse::<u32>().map_or_else(
                 |_| bad(),
@@ -263,6 +263,14 @@ mod tests {
         let c = s.config(Some(1000), false).unwrap();
         assert!(!c.sack && !c.timestamps);
         assert_eq!(c.mss, 1000);
+    }
+
+    #[test]
+    fn tcp_recovery_zero_leaves_rack_on_as_linux_6_18_does() {
+        let mut s = Settings::default();
+        let r = s.shell("sysctl -q net.ipv4.tcp_recovery=0", Path::new("."), 0);
+        assert!(matches!(&r[0], Applied::Ignored(m) if m.contains("RACK")), "{r:?}");
+        assert_eq!(s.config(Some(1000), false).unwrap().recovery, iwlab_core::tcp::config::RecoveryKind::Rack);
     }
 
     #[test]

@@ -242,3 +242,137 @@ fn after_a_loss_probe_the_rto_restarts_from_the_probe() {
     // tcp_rearm_rto(), so the RTO (30 + 200 ms) restarts from the probe: 92 + 230 = 322 ms.
     assert_eq!(probe_then_rto(RtoRule::Linux), (92, 322));
 }
+
+/// A server (MSS 1000, IW 10, 100 ms handshake RTT) whose application writes `first`
+/// segments, all ACKed one by one 100 ms later, then `second` segments ACKed by one ACK:
+/// cwnd in segments after each round.
+fn app_limited_rounds(cwnd_limited: bool, first: u64, second: u64) -> (u64, u64) {
+    // abc_l as Linux's tcp_slow_start(): cwnd grows by every segment ACKed.
+    let cfg =
+        TcpConfig { mss: MSS as u32, abc_l: Some(65535), grow_only_cwnd_limited: cwnd_limited, ..TcpConfig::default() };
+    let mut ep = Endpoint::server(&cfg, 1, None);
+    let mut iw = IwConfig::Fixed { segments: 10 }.build();
+    let mut out = Outbox::default();
+    let syn = Segment { seq: 0, flags: Flags::SYN, wnd: 1 << 30, ..Default::default() };
+    ep.on_segment(SimTime::ZERO, &syn, false, &mut iw, &mut out);
+    let ack = |a: u64| Segment { seq: 1, ack: a, flags: Flags::ACK, wnd: 1 << 30, ..Default::default() };
+    ep.on_segment(at(ms(100)), &ack(1), false, &mut iw, &mut out);
+    ep.write(at(ms(100)), first * MSS, &mut iw, &mut out);
+    for k in 1..=first {
+        ep.on_segment(at(ms(200)), &ack(s(k + 1)), false, &mut iw, &mut out);
+    }
+    let after_first = ep.sender.w.cwnd / MSS;
+    ep.write(at(ms(200)), second * MSS, &mut iw, &mut out);
+    ep.on_segment(at(ms(300)), &ack(s(first + second + 1)), false, &mut iw, &mut out);
+    (after_first, ep.sender.w.cwnd / MSS)
+}
+
+#[test]
+fn linux_grows_cwnd_in_slow_start_only_below_twice_the_segments_out() {
+    // RFC 5681 slow start: every ACKed segment adds one: 10 + 3, then + 6.
+    assert_eq!(app_limited_rounds(false, 3, 6), (13, 19));
+    // tcp_is_cwnd_limited(): 3 segments out of 10 are not cwnd-limited and 10 >= 2·3: no
+    // growth. Then 6 out: 10 < 2·6, so the ACK of 6 grows cwnd to 16.
+    assert_eq!(app_limited_rounds(true, 3, 6), (10, 16));
+    // A flight that fills cwnd grows it whatever the ratio (is_cwnd_limited).
+    assert_eq!(app_limited_rounds(true, 10, 20), (20, 40));
+}
+
+/// A server (MSS 1000, IW 10, RTT 100 ms, min RTO 200 ms, Linux timers) grows cwnd to 40,
+/// then its application is silent for `idle_ms` after the last ACK: (cwnd, ssthresh) in
+/// segments when it writes again.
+fn restart_after(halve_per_rto: bool, idle_ms: u64) -> (u64, u64, u64) {
+    let cfg = TcpConfig {
+        mss: MSS as u32,
+        min_rto: SimDuration::from_millis(200),
+        timers: iwlab_core::tcp::rto::RtoRule::Linux,
+        restart_halves_per_rto: halve_per_rto,
+        abc_l: Some(65535),
+        ..TcpConfig::default()
+    };
+    let mut ep = Endpoint::server(&cfg, 1, None);
+    let mut iw = IwConfig::Fixed { segments: 10 }.build();
+    let mut out = Outbox::default();
+    let syn = Segment { seq: 0, flags: Flags::SYN, wnd: 1 << 30, ..Default::default() };
+    ep.on_segment(SimTime::ZERO, &syn, false, &mut iw, &mut out);
+    let ack = |a: u64| Segment { seq: 1, ack: a, flags: Flags::ACK, wnd: 1 << 30, ..Default::default() };
+    ep.on_segment(at(ms(100)), &ack(1), false, &mut iw, &mut out);
+    ep.write(at(ms(100)), 30 * MSS, &mut iw, &mut out);
+    ep.on_segment(at(ms(200)), &ack(s(11)), false, &mut iw, &mut out);
+    ep.on_segment(at(ms(300)), &ack(s(31)), false, &mut iw, &mut out);
+    assert_eq!(ep.sender.w.cwnd / MSS, 40);
+    let rto = ep.sender.rtt.rto().as_nanos() / 1_000_000;
+    ep.write(at(ms(300 + idle_ms)), 30 * MSS, &mut iw, &mut out);
+    (ep.sender.w.cwnd / MSS, ep.sender.w.ssthresh / MSS, rto)
+}
+
+#[test]
+fn linux_halves_cwnd_once_per_rto_of_idle_down_to_the_initial_window() {
+    // The RTO after three 100 ms samples: 100 + max(2·50ish, 200) ≈ 300 ms.
+    let (_, _, rto) = restart_after(true, 0);
+    assert!((250..=350).contains(&rto), "rto {rto} ms");
+    // RFC 5681 §4.1: min(IW, cwnd) = 10 whatever the idle time beyond one RTO.
+    assert_eq!(restart_after(false, rto + rto / 2).0, 10);
+    // tcp_cwnd_restart(): one RTO elapsed: 40 → 20; ssthresh = tcp_current_ssthresh(), at
+    // least 3/4·40 (here still the initial, unbounded one), so slow start climbs back.
+    let (cwnd, ssthresh, _) = restart_after(true, rto + rto / 2);
+    assert_eq!(cwnd, 20);
+    assert!(ssthresh >= 30, "ssthresh {ssthresh}");
+    // Two RTOs: 40 → 20 → 10; many: still the initial window, never below it.
+    assert_eq!(restart_after(true, 2 * rto + rto / 2).0, 10);
+    assert_eq!(restart_after(true, 10 * rto).0, 10);
+    // Idle for less than one RTO: no restart at all.
+    assert_eq!(restart_after(true, rto / 2).0, 40);
+}
+
+#[test]
+fn a_bulk_transfer_is_always_cwnd_limited_so_the_rule_changes_nothing_for_it() {
+    // tcp_is_cwnd_limited() is true whenever a flight left no room in cwnd, also in congestion
+    // avoidance where cwnd (in bytes here) ends mid-segment: a bulk transfer over a buffer it
+    // overflows runs exactly as without the rule (same drops, same completion).
+    let run_with = |grow_only_cwnd_limited: bool| {
+        let mut p = pair(link(10_000_000, ms(50), 100), 1);
+        let cfg = TcpConfig {
+            cc: CcConfig::by_name("cubic").unwrap(),
+            sack: true,
+            recovery: RecoveryKind::Sack,
+            grow_only_cwnd_limited,
+            ..TcpConfig::default()
+        };
+        let log = transfer(&mut p, &cfg, IwConfig::Fixed { segments: 10 }, 0, 3000 * 1460);
+        run(&mut p.sim, at(ms(30_000)));
+        let done = log.lock().unwrap().response_done.expect("delivered");
+        (p.sim.core.acct.dropped, done)
+    };
+    let plain = run_with(false);
+    assert!(plain.0 > 0, "the transfer overflows the buffer");
+    assert_eq!(run_with(true), plain);
+}
+
+#[test]
+fn a_flight_without_room_for_another_segment_is_cwnd_limited_in_congestion_avoidance() {
+    // After a multiplicative decrease cwnd (bytes here, packets in Linux) may end mid-segment:
+    // 10.5 segments, ssthresh 5. A flight of 10 full segments leaves no room for an 11th, so
+    // it is cwnd-limited (Linux: tcp_packets_in_flight() >= snd_cwnd with cwnd = 10) and the
+    // ACK of the window grows cwnd in congestion avoidance; an application that sends only 4
+    // of them is not, and cwnd stays.
+    let grown = |segments: u64| {
+        let cfg = TcpConfig { mss: MSS as u32, grow_only_cwnd_limited: true, ..TcpConfig::default() };
+        let mut ep = Endpoint::server(&cfg, 1, None);
+        let mut iw = IwConfig::Fixed { segments: 10 }.build();
+        let mut out = Outbox::default();
+        let syn = Segment { seq: 0, flags: Flags::SYN, wnd: 1 << 30, ..Default::default() };
+        ep.on_segment(SimTime::ZERO, &syn, false, &mut iw, &mut out);
+        let ack = |a: u64| Segment { seq: 1, ack: a, flags: Flags::ACK, wnd: 1 << 30, ..Default::default() };
+        ep.on_segment(at(ms(100)), &ack(1), false, &mut iw, &mut out);
+        ep.sender.w.cwnd = 10 * MSS + MSS / 2;
+        ep.sender.w.ssthresh = 5 * MSS;
+        ep.write(at(ms(100)), segments * MSS, &mut iw, &mut out);
+        for k in 1..=segments {
+            ep.on_segment(at(ms(200)), &ack(s(k + 1)), false, &mut iw, &mut out);
+        }
+        ep.sender.w.cwnd > 10 * MSS + MSS / 2
+    };
+    assert!(grown(10));
+    assert!(!grown(4));
+}

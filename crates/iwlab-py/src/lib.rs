@@ -83,8 +83,12 @@ fn table_to_dict<'py>(py: Python<'py>, t: &Table) -> PyResult<Bound<'py, PyDict>
     Ok(d)
 }
 
-/// Rows per chunk handed to a sink: the core's own chunk of flow rows (metrics/flow.rs).
-const CHUNK: usize = 1 << 16;
+/// Rows per chunk handed to a sink, and so per Parquet row group of `iwlab run`. A chunk in
+/// flight costs ~1.2 kB per row at its peak (the flow rows, their table with a `String` per
+/// label, the Arrow buffers, the Parquet writer's pages): at 65 536 rows a run of up to 65 536
+/// flows paid that for every flow (1 920 B per extra flow, web-search at 1 Gb/s, 847 → 13 065
+/// flows); at 4 096 it is a fixed ~5 MB (bench/README.md, "Memory per flow").
+const CHUNK: usize = 1 << 12;
 
 /// Arrow's LSB-first validity/boolean bit packing.
 fn bitmap(bits: impl ExactSizeIterator<Item = bool>) -> Vec<u8> {
@@ -182,7 +186,7 @@ fn table_types<'py>(py: Python<'py>, t: &Table) -> PyResult<Bound<'py, PyDict>> 
 /// None) are written to that file. With `iw_events`, every IW decision and policy event is
 /// recorded and returned as the "iw_events" table (metrics/iw_events.rs).
 /// With `sink`, the tables are not returned: each goes to `sink(name, columns)` as it is read
-/// off the engine, in chunks of at most 65 536 rows (at least one chunk per table), every
+/// off the engine, in chunks of at most 4 096 rows (at least one chunk per table), every
 /// column as Arrow buffers (`column_buffers`); the dict then holds only "summary".
 #[pyfunction]
 #[pyo3(signature = (text, format = "json", seed = None, pcap = None, flows = None, iw_events = false, sink = None))]

@@ -84,6 +84,11 @@ def _policy_file(c: Candidate, prefix: str, profile: Profile, objective: str, va
              f"# objective: {objective} = {value * 1e3:.1f} ms",
              f"# deploy with: {_deploy_command(c)}",
              "[iw.policies]", line, "", "[[routes]]", f"prefix = {json.dumps(prefix)}", f"policy = {json.dumps(name)}"]
+    if c.deploy == "paced":
+        # flow-iw's sock_ops program: SO_MAX_PACING_RATE = IW·MSS per handshake RTT, lifted at the
+        # first RTT sample, internal pacing after (the candidate's simulated tcp, PACED_TCP).
+        lines += ["", "[tcp]", f"pacing = {str(bool(c.tcp.get('pacing'))).lower()}",
+                  f"paced_iw = {str(bool(c.tcp.get('paced_iw'))).lower()}"]
     text = "\n".join(lines) + "\n"
     parse_policy(text, "<advice>")
     return text
@@ -97,7 +102,7 @@ def _deploy_command(c: Candidate) -> str:
     return {"route": "iwlab apply policy.toml",
             "flow-iw": "iwlab flow-iw attach --cgroup NAME --policy policy.toml",
             "watch": "iwlab watch --policy policy.toml",
-            "paced": ""}[c.deploy]
+            "paced": "iwlab flow-iw attach --cgroup NAME --policy policy.toml"}[c.deploy]
 
 
 def _ip_route(c: Candidate, prefix: str) -> str:

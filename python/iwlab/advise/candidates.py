@@ -19,7 +19,7 @@ from collections.abc import Callable, Iterator, Sequence
 
 from iwlab.advise.types import Candidate
 
-__all__ = ["Candidate", "KINDS", "kind", "expand", "DEFAULT", "DEPLOYABLE", "BASELINE"]
+__all__ = ["Candidate", "KINDS", "kind", "expand", "DEFAULT", "DEPLOYABLE", "BASELINE", "PACED_TCP"]
 
 
 KINDS: dict[str, Callable[[str, int], Iterator[Candidate]]] = {}
@@ -103,10 +103,19 @@ def _size_based(args: str, mss: int) -> Iterator[Candidate]:
 
 @kind("paced")
 def _paced(args: str, mss: int) -> Iterator[Candidate]:
-    """paced[:N,…]: IW N spread over the handshake RTT (`tcp.paced_iw`; default N ∈ {10, 16, 32})."""
+    """paced[:N,…]: IW N paced over the handshake RTT as `iwlab flow-iw` deploys it (default N ∈
+    {10, 16, 32}): the sock_ops program caps SO_MAX_PACING_RATE at IW·MSS per handshake RTT and
+    lifts the cap at the first RTT sample, after which Linux keeps pacing the socket internally
+    (`tcp.pacing`); Linux's pacer leaves a connection's first 10 data segments unpaced
+    (`tcp.pacer = "linux"`), so a paced IW 32 sends 10 back to back and paces 22."""
     for n in _ints(args, (10, 16, 32), "paced"):
-        yield Candidate(f"paced-iw{n}", "paced", {"kind": "fixed", "segments": n}, n, {"paced_iw": True},
+        yield Candidate(f"paced-iw{n}", "paced", {"kind": "fixed", "segments": n}, n, dict(PACED_TCP),
                         deploy="paced", note="paced over the handshake RTT")
+
+
+#: The `tcp` of a paced candidate: what a policy file's `[tcp] pacing/paced_iw = true` deploys
+#: through `iwlab flow-iw` and simulates (`iwlab.policy.with_policy`).
+PACED_TCP = {"pacing": True, "paced_iw": True, "pacer": "linux"}
 
 
 # Adaptive policies: offered by `iwlab.adaptive.candidates` when the engine has them.
@@ -118,12 +127,11 @@ def _adaptive(args: str, mss: int) -> Iterator[Candidate]:
     yield from adaptive_candidates(args, mss)
 
 
-#: What iwlab deploys on a Linux host today (`apply`, `flow-iw`, `watch`): the default set. A
-#: whole-RTT paced first flight has no deployment yet (no kernel switch paces only the IW), so
-#: `paced` races only when asked for with `--candidates`, and a paced winner gets no policy file.
-DEFAULT = ("fixed", "rfc3390", "rfc6928", "size-based", "adaptive")
+#: What iwlab deploys on a Linux host (`apply`, `flow-iw`, `watch`): the default set. The paced
+#: first flight deploys through `iwlab flow-iw attach --policy` (the file's `[tcp]`).
+DEFAULT = ("fixed", "rfc3390", "rfc6928", "size-based", "paced", "adaptive")
 #: Deployment methods this iwlab can carry out (types.DEPLOY).
-DEPLOYABLE = frozenset({"route", "flow-iw", "watch"})
+DEPLOYABLE = frozenset({"route", "flow-iw", "paced", "watch"})
 BASELINE = "iw3"
 
 

@@ -1,10 +1,12 @@
-"""Study: paced vs bursty IW 10 on a small-buffer congested link.
+"""Study: paced vs bursty IW 20 on a small-buffer congested link.
 
 Short flows of 20 segments from 8 servers arrive as a Poisson process over a 2 Mb/s, 100 ms RTT
 bottleneck already carrying UDP at 50 %; the drop-tail buffer is varied from 5 to 40 packets.
-Each flow's server starts with IW 10, sent back to back (bursty) or spread over the handshake
-RTT (`tcp.paced_iw`). TCP is `tcp.profile = "linux"`. Figures: mean
-completion time and retransmission rate per buffer, 95 % CI over seeds.
+Each flow's server starts with IW 20, sent back to back (bursty) or paced as `iwlab flow-iw`
+deploys it (the advisor's `paced` candidate): Linux sends the first 10 data segments at line
+rate whatever the pacing (`tcp.pacer = "linux"`), so only segments 11–20 leave RTT/IW apart — a
+paced IW 10 on Linux is no paced IW at all, hence IW 20. TCP is `tcp.profile = "linux"`. Figures:
+mean completion time and retransmission rate per buffer, 95 % CI over seeds.
 
     python -m iwlab.advise.paced_study out/paced 10  # writes paced-iw.png and paced-iw.csv (10 seeds)
 """
@@ -24,6 +26,7 @@ from iwlab.advise.profile import Profile
 from iwlab.advise.search import t_interval
 
 BUFFERS = (5, 10, 20, 40)
+IW = 20
 
 
 def profile(buffer: int, duration: str = "60s") -> Profile:
@@ -39,13 +42,13 @@ def run(seeds: int = 5, buffers: tuple[int, ...] = BUFFERS, duration: str = "60s
     rows = []
     for b in buffers:
         p = profile(b, duration)
-        for cand in expand(["fixed:10", "paced:10"], p.mss):
+        for cand in expand([f"fixed:{IW}", f"paced:{IW}"], p.mss):
             data = scenario_data(p, cand, "paced-study")
             sc, spec = Scenario.from_data(data), EvalSpec.of(data)
             for s in range(1, seeds + 1):
                 r = iwlab.run(sc, seed=s)
                 m = reduce(r.flows, r.links, r.queues, spec)
-                rows.append({"buffer": b, "variant": "paced IW10" if cand.tcp else "bursty IW10", "seed": s,
+                rows.append({"buffer": b, "variant": f"paced IW{IW}" if cand.tcp else f"bursty IW{IW}", "seed": s,
                              "fct_mean": m["fct_mean"], "retransmit_rate": m["retransmit_rate"],
                              "timeouts": m["timeouts"], "flows": m["flows"]})
     return pd.DataFrame(rows)

@@ -21,7 +21,7 @@ Example (a few seconds; well under a minute on 2 cores):
 \b
 PROFILE is an optional TOML file with the same keys (docs/advise.md); flags override it.
 Candidates: fixed[:N,…] rfc3390 rfc6928 size-based[:THETA/V,…] paced[:N,…] adaptive[:KIND,…]
-(default: what iwlab deploys — all but paced, which has no deployment yet). Budget: runs
+(default: all of them, each deployable by iwlab apply, flow-iw or watch). Budget: runs
 (200runs) or wall time (120s). Too few flows per run: no answer, exit 3.
 """
 

@@ -198,6 +198,10 @@ def watch_cmd(ctx: typer.Context,
               duration: Optional[float] = typer.Option(None, "--duration", help="stop after this many seconds"),
               record: Optional[Path] = typer.Option(None, "--record", help="append every event and IW question "
                                                     "to this JSON-lines file (iwlab.policy.replay reads it)"),
+              source: str = typer.Option("auto", "--source", help="IW-loss evidence: bpf (eBPF sock_ops on "
+                                         "--cgroup, exact), poll (sock_diag), auto (bpf where available)"),
+              cgroup: Optional[str] = typer.Option(None, "--cgroup", help="the watched service's cgroup (a name "
+                                                   "below the cgroup2 mount, e.g. the flow-iw cgroup): bpf source"),
               netns: Optional[str] = typer.Option(None, "--netns", help=H_NETNS),
               state: Path = typer.Option(DEFAULT_STATE, "--state", help=H_STATE),
               host_label: Optional[str] = typer.Option(None, "--host-label", help=H_HOST)) -> None:
@@ -213,6 +217,14 @@ def watch_cmd(ctx: typer.Context,
     with _Errors():
         if not 0.001 <= interval <= 3600:  # also NaN and inf
             _fail(f"--interval = {interval}: allowed 0.001 to 3600 (seconds)", usage=True)
+        if source not in ("auto", "bpf", "poll"):
+            _fail(f"--source = {source!r}: allowed bpf, poll or auto", usage=True)
+        if source == "bpf" and cgroup is None:
+            _fail("--source = bpf: needs --cgroup NAME (the cgroup the watched service runs in)", usage=True)
+        if cgroup is not None:
+            from iwlab.deploy import flow_iw
+
+            flow_iw.cgroup_dir(cgroup)  # a bad name: one line, exit 2
         if duration is not None and not 0 < duration <= 366 * 86400:
             _fail(f"--duration = {duration}: allowed a number of seconds > 0 and at most one year", usage=True)
         ipr, st = _open(netns, state)
@@ -227,8 +239,26 @@ def watch_cmd(ctx: typer.Context,
                 _fail(f"--metrics = {metrics!r}: allowed HOST:PORT with a port 1-65535, e.g. 127.0.0.1:9464",
                       usage=True)
             addr = (host.strip("[]"), int(port))
-        watch.Watcher(ipr, st, netns, pf, interval=interval, metrics_addr=addr,
-                      record=None if record is None else str(record), host=_host(host_label)).run(duration)
+        from iwlab.deploy import evidence_bpf
+
+        try:
+            evidence, fallback = evidence_bpf.start(source, cgroup)
+        except evidence_bpf.BpfUnavailable as e:
+            _fail(f"--source = bpf: {e}")
+        try:
+            w = watch.Watcher(ipr, st, netns, pf, interval=interval, metrics_addr=addr,
+                              record=None if record is None else str(record), evidence=evidence,
+                              host=_host(host_label))
+        except BaseException:
+            if evidence is not None:
+                evidence.close()
+            raise
+        if fallback:
+            logging.getLogger("iwlab.watch").warning("%s", fallback)
+        try:
+            w.run(duration)
+        except evidence_bpf.BpfUnavailable as e:  # the reader died: counters are flushed, exit 1
+            _fail(f"evidence source bpf: {e}")
 
 
 @watch_app.command("status")

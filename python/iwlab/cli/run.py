@@ -174,3 +174,7 @@ def register(app: typer.Typer) -> None:
     app.callback()(_root)
     for command in (run, trace, presets, show, validate, schema):
         app.command(command.__name__)(command)
+
+
+#: The commands `register` adds: `iwlab.cli.main` builds only this module for them.
+COMMANDS = ("run", "trace", "presets", "show", "validate", "schema")

@@ -38,7 +38,8 @@ import signal
 import time
 from typing import Any
 
-from iwlab.deploy import apply, evidence, netlink, plan, sockdiag
+from iwlab.deploy import apply, netlink, plan, sockdiag
+from iwlab.deploy import evidence as shared_evidence
 from iwlab.deploy.state import State, StateError
 
 log = logging.getLogger("iwlab.watch")
@@ -202,10 +203,25 @@ class Decisions:
         self.pf, self.decider, self.record = pf, decider, record
         self.iw: dict[str, int] = {}
         self.mss: dict[str, int] = {}
+        self._prefixes: dict[str, str | None] = {}
+
+    # Peers remembered by `prefix`: parsing and matching an address costs ~80 µs in Python,
+    # most of the watcher's time per connection at 10 000 connections/s (bench/watch_evidence.py).
+    PREFIX_CACHE = 1 << 16
 
     def prefix(self, addr: str) -> str | None:
         """The policy prefix of a peer: the file's longest-matching route (None: not covered,
         or loopback)."""
+        try:
+            return self._prefixes[addr]
+        except KeyError:
+            pass
+        if len(self._prefixes) >= self.PREFIX_CACHE:
+            self._prefixes.clear()
+        name = self._prefixes[addr] = self._match(addr)
+        return name
+
+    def _match(self, addr: str) -> str | None:
         ip = ipaddress.ip_address(addr)
         if ip.version == 6 and ip.ipv4_mapped is not None:
             ip = ip.ipv4_mapped
@@ -248,7 +264,7 @@ class Decisions:
             if name not in names:
                 continue
             cb = None if on_time_change is None else (lambda by_time, n=name: on_time_change(n, by_time))
-            _, change = self.feed(name, time.time_ns(), evidence.event(row), cb)
+            _, change = self.feed(name, time.time_ns(), shared_evidence.event(row), cb)
             yield row, change
 
     def check(self, name: str, now_ns: int) -> tuple[int | None, int] | None:
@@ -272,9 +288,10 @@ class Counts:
 
 class Watcher:
     def __init__(self, ipr, st: State, netns: str | None, pf, interval: float = 0.1,
-                 metrics_addr: tuple[str, int] | None = None, record: str | None = None, host: str | None = None):
+                 metrics_addr: tuple[str, int] | None = None, record: str | None = None, evidence=None,
+                 host: str | None = None):
         self.ipr, self.st, self.netns, self.pf, self.interval = ipr, st, netns, pf, interval
-        self.host = evidence.host_label(host)
+        self.host = shared_evidence.host_label(host)
         self._lock_fd = self._exclusive()
         self.record_file = None if record is None else open(record, "a", buffering=1)
         write = None if record is None else (lambda r: self.record_file.write(json.dumps(r) + "\n"))
@@ -291,10 +308,16 @@ class Watcher:
             from iwlab.deploy.metrics import Metrics
 
             self.metrics = Metrics(metrics_addr, self.host, {plan.prefix_name(r): r.policy for r in pf.routes})
-        with netlink.in_netns(netns):  # the sockets stay in the namespace
-            self.destroyed = sockdiag.DestroyListener()
-            self.poll_sock = sockdiag._socket()
-            self.restarts = RestartWindows(slow_start_after_idle())
+        # The evidence source: an `evidence_bpf.BpfEvidence` (exact, from eBPF), or sock_diag
+        # destroy events and INET_DIAG polls of the namespace.
+        self.bpf = evidence
+        self.destroyed = self.poll_sock = None
+        self.restarts = RestartWindows(False)
+        if evidence is None:
+            with netlink.in_netns(netns):  # the sockets stay in the namespace
+                self.destroyed = sockdiag.DestroyListener()
+                self.poll_sock = sockdiag._socket()
+                self.restarts = RestartWindows(slow_start_after_idle())
         self._routes_now("watch start: routes as the policy and the saved evidence say")
         self.consumed: list[int] = []
         self.feed_imports()
@@ -391,6 +414,22 @@ class Watcher:
         for ev in events_for(s, self.iw.get(name, KERNEL_DEFAULT_IW), flagged or restarted):
             self._learn(name, s, ev)
 
+    def on_iw_retrans(self, s: sockdiag.TcpSock, ev: dict[str, Any]) -> None:
+        """An initial-window segment retransmitted (the bpf source), as it happens."""
+        name = self._prefix(s.dst)
+        if name is None or s.cookie in self.flagged:
+            return
+        self.flagged.add(s.cookie)
+        self._learn(name, s, ev, "at the retransmission")
+
+    def on_bpf(self) -> None:
+        for what, s, ev in self.bpf.read():
+            if what == "iw_loss":
+                self.on_iw_retrans(s, ev)
+            else:  # the bpf source reported any IW loss at its retransmission: no close-time rule
+                self.flagged.add(s.cookie)
+                self.on_closed(s)
+
     def on_live(self, s: sockdiag.TcpSock) -> None:
         if not s.has_info:
             return
@@ -449,23 +488,28 @@ class Watcher:
             signal.signal(sig, on_signal)
         where = f"namespace {self.netns}" if self.netns else "the root namespace"
         log.warning("watching %s: %s", where, ", ".join(f"{k} IW {v}" for k, v in sorted(self.iw.items())))
-        print(f"watching {where}", flush=True)
+        print(f"watching {where}" + (f" (evidence from eBPF, cgroup {self.bpf.cgroup})" if self.bpf else ""),
+              flush=True)
         end = None if duration is None else time.monotonic() + duration
         next_poll = next_flush = time.monotonic()
         try:
             while not self.stop and (end is None or time.monotonic() < end):
                 timeout = max(0.0, min(next_poll, next_flush) - time.monotonic())
                 try:
-                    ready, _, _ = select.select([self.destroyed, wake_r], [], [], timeout)
+                    ready, _, _ = select.select([self.bpf or self.destroyed, wake_r], [], [], timeout)
                 except InterruptedError:
                     continue
                 if self.stop:
                     break
-                if self.destroyed in ready:
+                if self.bpf is not None and self.bpf in ready:
+                    self.on_bpf()
+                elif self.destroyed is not None and self.destroyed in ready:
                     for s in self.destroyed.read():
                         self.on_closed(s)
                 now = time.monotonic()
-                if now >= next_poll:
+                if self.bpf is not None:
+                    next_poll = now + 3600.0  # nothing to poll
+                elif now >= next_poll:
                     for s in sockdiag.dump(self.poll_sock):
                         self.on_live(s)
                     next_poll = now + self.interval
@@ -475,7 +519,7 @@ class Watcher:
                         self._decide(name, "re-evaluated (time passed)", self.decisions.check(name, time.time_ns()))
                     self.flush()
                     if self.metrics:
-                        self.metrics.missed.set(self.destroyed.overruns)
+                        self.metrics.missed.set(self.bpf.missed if self.bpf else self.destroyed.overruns)
                     next_flush = now + FLUSH_SECONDS
         finally:
             self.flush()
@@ -486,8 +530,11 @@ class Watcher:
     def close(self) -> None:
         if self.record_file is not None:
             self.record_file.close()
-        self.destroyed.close()
-        self.poll_sock.close()
+        if self.bpf is not None:
+            self.bpf.close()
+        else:
+            self.destroyed.close()
+            self.poll_sock.close()
         if self.metrics:
             self.metrics.close()
         os.close(self._lock_fd)
@@ -553,7 +600,7 @@ def status(st: State, netns: str | None, ipr=None, host: str | None = None) -> d
                          "retransmission_rate": (r["retrans"] / segs) if segs else None,
                          "handshake_rtt_ms": (r["rtt_us_sum"] / r["rtt_n"] / 1000) if r["rtt_n"] else None,
                          "policy_state": ps})
-    return {"schema": STATUS_SCHEMA, "host": evidence.host_label(host), "netns": netns,
+    return {"schema": STATUS_SCHEMA, "host": shared_evidence.host_label(host), "netns": netns,
             "policy": None if w is None else w["policy"],
             "updated": None if w is None else w["updated"], "prefixes": prefixes,
             "routes_managed": len(st.managed(netns)) if n_ours is None else n_ours,

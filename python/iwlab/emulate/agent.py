@@ -47,6 +47,7 @@ else:  # run as a script: import the sibling file, not the (heavy) iwlab package
     import dists  # type: ignore[no-redef]
 
 ALIAS_BASE = struct.unpack("!I", socket.inet_aton("198.19.0.0"))[0]
+LINK_BASE = struct.unpack("!I", socket.inet_aton("198.18.0.0"))[0]
 MAX_EMBEDDED = 65_535
 CHUNK = 1 << 20
 ZEROS = memoryview(bytes(CHUNK))
@@ -58,9 +59,14 @@ def alias(g: int, w: int) -> str:
     return socket.inet_ntoa(struct.pack("!I", ALIAS_BASE + 1024 * w + g))
 
 
+def own_addr(g: int) -> str:
+    """Host `g`'s own address (198.18.0.0 + 4g + 2, plan.py)."""
+    return socket.inet_ntoa(struct.pack("!I", LINK_BASE + 4 * g + 2))
+
+
 def iw_segments(policy: dict[str, Any], declared: int | None) -> int:
     """The window a policy gives a flow that declared `declared` bytes (None: unknown)."""
-    if policy["kind"] == "const":
+    if policy["kind"] in ("const", "watch"):
         return int(policy["w"])
     theta, v, lo = policy["theta"], policy["v"], policy["min_iw"]
     if declared is None:
@@ -130,6 +136,8 @@ class Agent:
         self.host: str = cfg["host"]
         self.g: int = cfg["g"]
         self.apps: dict[int, dict[str, Any]] = {int(k): v for k, v in cfg["apps"].items()}
+        # [app, server g] pairs whose server IW the server's watcher decides (watchers.py)
+        self.watched: list[list[int]] = cfg.get("watched", [])
         self.rundir: str = cfg["rundir"]
         self.stop_at: float = cfg["stop"]
         self.t0 = 0.0
@@ -296,7 +304,10 @@ class Agent:
         a = self.apps[app]
         declared_resp = None if mode.startswith("bulk") else response
         declared_req = None if mode.startswith("bulk") else request
-        w_srv = iw_segments(a["server_iw"], declared_resp)
+        # The server's watcher decides its IW toward us (adaptive policy, iw.routes): connect from
+        # our own address, which its routes cover, and learn the IW from the server's record.
+        watched = [app, server["g"]] in self.watched
+        w_srv = None if watched else iw_segments(a["server_iw"], declared_resp)
         w_cli = iw_segments(a["client_iw"], declared_req)
         sock = self.tcp_socket(app)
         rec: dict[str, Any] = {"type": "client", "host": self.host, "app": app, **label,
@@ -306,7 +317,7 @@ class Agent:
         buf = bytearray(262144)
         clamp = a.get("clamp")
         try:
-            sock.bind((alias(self.g, w_srv), 0))
+            sock.bind((own_addr(self.g) if w_srv is None else alias(self.g, w_srv), 0))
             uid = rec["uid"] = self.uid()
             first = request if first_write is None else first_write
             msg = {"uid": uid, "app": app, "peer": list(sock.getsockname()), "mode": mode,

@@ -97,6 +97,9 @@ def flows_and_pages(plan: Plan, records: list[dict[str, Any]]) -> tuple[pd.DataF
         sender = "server" if c["response_bytes"] >= c["request_bytes"] else "client"
         w = c["iw_server"] if sender == "server" else c["iw_client"]
         info0_c, info0_s = c.get("info0"), (s or {}).get("info0")
+        if w is None:
+            # The server's watcher chose it: the server's cwnd at accept, before any data.
+            w = _get(info0_s, "snd_cwnd") or 0
         rows.append({
             "app": c["app_id"], "app_kind": c["app_kind"], "role": c["role"],
             "page": page_id.get(c.get("page"), -1) if c.get("page") is not None else -1,

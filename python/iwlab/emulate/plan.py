@@ -8,7 +8,9 @@ Addresses (all in the benchmarking range 198.18.0.0/15, RFC 2544, never routed t
   `198.18.0.0 + 4g`: router `.1`, host `.2`;
 * host `g` also owns `198.19.0.0 + 1024·w + g` for every IW value `w` of the run. Every host
   routes `198.19.(4w).0/22` with `initcwnd w`, so the window a sender uses is chosen by the
-  destination address (agent.py binds and connects accordingly).
+  destination address (agent.py binds and connects accordingly) — except where the sender's
+  watcher decides it (adaptive policies, `iw.routes`: watchers.py), toward the peer's own
+  address.
 
 Per-host link parameters (rates and delays drawn per host from the seed) are taken from the
 simulator's own builder — the links table of its run of the same scenario and seed (the
@@ -26,6 +28,7 @@ from typing import Any
 from iwlab.emulate.errors import PlanError
 from iwlab.emulate.tcp_options import maxseg, merged_tcp
 from iwlab.emulate.units import queue_limit, relay_duration, seconds, size_bytes
+from iwlab.emulate.watchers import watch_file
 from iwlab.emulate.workload import Workload
 
 MAX_HOSTS = 1000  # interface names: iwl<pid ≤ 7 digits>-u<g ≤ 3 digits> ≤ 15 characters
@@ -113,6 +116,8 @@ class Plan:
     agents: dict[str, dict[str, Any]]  # host name -> agent config (rundir/stop added at run time)
     apps: list[dict[str, Any]]  # per scenario app: what the collector needs
     notes: list[str] = field(default_factory=list)
+    # host name -> the policy file its `iwlab watch` runs (watchers.py): adaptive policies, iw.routes
+    watchers: dict[str, str] = field(default_factory=dict)
 
     @property
     def time_scale(self) -> float:
@@ -240,11 +245,18 @@ def kernel_settings(tcp: dict[str, Any], notes: list[str]) -> Kernel:
         notes.append("tcp.timers: Linux computes the RTO and the loss-probe time its own way (timers = \"linux\")")
     if tcp["rto_ssthresh"] != "once-per-window":
         notes.append("tcp.rto_ssthresh: Linux reduces ssthresh once per loss episode (\"once-per-window\")")
-    if tcp.get("paced_iw"):
+    if tcp["cwnd_growth"] != "cwnd-limited":
+        notes.append("tcp.cwnd_growth: Linux grows cwnd only while the flow fills its window (\"cwnd-limited\")")
+    if tcp["restart_after_idle"] and tcp["idle_restart"] != "halve-per-rto":
+        notes.append("tcp.idle_restart: after idle Linux halves cwnd once per RTO down to the IW (\"halve-per-rto\")")
+    if (tcp.get("paced_iw") or tcp.get("pacing")) and tcp.get("pacer", "exact") != "linux":
         # tcp_update_skb_after_send(): "Original sch_fq does not pace first 10 MSS".
+        notes.append("tcp.pacer: Linux leaves a connection's first 10 data segments unpaced and forgives a late "
+                     "departure up to half a gap (pacer = \"linux\")")
+    if tcp.get("paced_iw"):
         notes.append("tcp.paced_iw: the server agents cap SO_MAX_PACING_RATE at IW·MSS per handshake RTT "
-                     "for the first RTT of their responses, as `iwlab flow-iw` deploys it; Linux leaves a "
-                     "connection's first 10 segments unpaced, and the socket stays internally paced")
+                     "for the first RTT of their responses, as `iwlab flow-iw` deploys it, and the socket "
+                     "stays internally paced")
     elif tcp.get("pacing"):
         notes.append("tcp.pacing: the server agents turn on Linux's internal pacing (SO_MAX_PACING_RATE); "
                      "client sockets are not paced")
@@ -315,9 +327,6 @@ def build_plan(scenario, seed: int | None = None, duration: float | None = None,
     prefix = f"iwl{pid}-"
     notes: list[str] = []
     topo = data["topology"]
-    if (data.get("iw") or {}).get("routes"):
-        raise PlanError("iw.routes (a policy file, iwlab run --policy) cannot be emulated: the agents choose "
-                        "the IW by application; simulate it, or deploy the file with iwlab apply")
     if topo.get("kind") != "dumbbell":
         raise PlanError(f"topology.kind = {topo.get('kind')!r} cannot be emulated; allowed: dumbbell")
     scen_duration, run_duration, warmup = run_window(data, duration)
@@ -387,11 +396,16 @@ def build_plan(scenario, seed: int | None = None, duration: float | None = None,
     if iw_values and max(iw_values) > MAX_IW:
         raise PlanError(f"an IW of {max(iw_values)} segments cannot be emulated; at most {MAX_IW}")
     # Linux advertises ~64 KB in its first window; larger IWs need a larger receive buffer.
-    biggest = max(iw_values, default=10) * (size_bytes(tcp0["mss"]) + 52)
+    biggest = max([*iw_values, work.iw_max], default=10) * (size_bytes(tcp0["mss"]) + 52)
     if biggest > 60_000:
         kernel.sysctls["net.ipv4.tcp_rmem"] = f"4096 {max(131072, 4 * biggest)} {max(6291456, 8 * biggest)}"
+    watchers = {name: watch_file(data["iw"]["policies"], list(routes.values()))
+                for name, routes in sorted(work.watch.items())}
+    if watchers:
+        notes.append("adaptive IW policies and iw.routes: decided by iwlab watch in each sending host's namespace "
+                     "from the connections that closed before (the simulator decides at each connection)")
     return Plan(prefix=prefix, seed=seed, duration=run_duration, scenario_duration=scen_duration, warmup=warmup,
                 hosts=hosts, forward=forward, reverse=reverse, router_ns=prefix + "router",
                 iw_values=sorted(iw_values), kernel=kernel, agents=work.agents, apps=work.apps,
-                notes=sorted(set(notes)))
+                notes=sorted(set(notes)), watchers=watchers)
 

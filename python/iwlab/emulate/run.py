@@ -30,6 +30,7 @@ from typing import Any, Callable
 import iwlab.emulate.collect as collect
 from iwlab.emulate.plan import Plan, build_plan
 from iwlab.emulate.topology import Topology, rundir_root
+from iwlab.emulate.watchers import READY
 
 AGENT = Path(__file__).with_name("agent.py")
 SETUP = Path(__file__).with_name("setup.sh")
@@ -261,7 +262,8 @@ def emulate(scenario, seed: int | None = None, out: str | Path | None = None, du
             sigs.tearing_down()
             session.stop_all()
             problems = topo.destroy()
-            pcaps = sorted(rundir.glob("capture-*.pcap")) if out is not None else []
+            # Captures, and each watcher's record of IW questions and events (iwlab.policy.replay reads it).
+            pcaps = sorted([*rundir.glob("capture-*.pcap"), *rundir.glob("watch-*.jsonl")]) if out is not None else []
             if pcaps:
                 Path(out).mkdir(parents=True, exist_ok=True)
                 for p in pcaps:
@@ -297,6 +299,18 @@ def _run(session: Session, topo: Topology, relay_bin: Path, capture: list[str]) 
     (rundir / "relay.json").write_text(json.dumps(cfg, indent=1))
     relay = session.spawn("relay", plan.router_ns, [str(relay_bin), "--config", str(rundir / "relay.json")])
     session.wait_line([relay], "iwlab-link: ready", 10, source="log")
+    watchers = []
+    for name, text in plan.watchers.items():
+        # iwlab watch in the sender's namespace (watchers.py): its routes are written when it
+        # prints `watching`, before any agent connects.
+        h = plan.host(name)
+        (rundir / f"watch-{name}.toml").write_text(text)
+        watchers.append(session.spawn(f"watch-{name}", h.ns, [
+            sys.executable, "-c", "from iwlab.cli import main; main()", "watch",
+            "--policy", str(rundir / f"watch-{name}.toml"), "--state", str(rundir / f"watch-{name}.sqlite"),
+            "--record", str(rundir / f"watch-{name}.jsonl"), "--interval", "0.05"], stdout=True))
+    if watchers:
+        session.wait_line(watchers, READY, 60)
     agents = []
     for h in plan.hosts:
         conf = rundir / f"{h.name}.json"
@@ -336,6 +350,8 @@ def _run(session: Session, topo: Topology, relay_bin: Path, capture: list[str]) 
             f"{a.name} (status {a.popen.returncode}): {a.log.read_text()[-1500:]}" for a in failed))
     for c in caps:
         c.stop(signal.SIGINT)
+    for w in watchers:
+        w.stop()
     relay_cpu = _cpu_seconds(relay.popen.pid)
     relay.stop()
     return {"records": collect.read_logs(rundir, plan), "base": base, "final": final,

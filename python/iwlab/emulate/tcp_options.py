@@ -15,6 +15,8 @@ TCP_DEFAULTS: dict[str, Any] = {
     "dupthresh": 3, "initial_ssthresh": False, "initial_rcv_wnd": False, "rcv_wnd": None,
     "recovery": "newreno", "limited_transmit": False, "abc_l": 0, "granularity": "0s", "syn_loss": "rfc6928",
     "prr": False, "hystart": False, "quickack": 0, "timers": "rfc", "rto_ssthresh": "each-expiry",
+    "pacer": "exact",
+    "cwnd_growth": "every-ack", "idle_restart": "rfc5681",
 }
 
 

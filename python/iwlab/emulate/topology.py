@@ -111,7 +111,9 @@ class Topology:
                      f"link set {h.dev} mtu {mtu}",
                      f"addr add {h.addr}/30 dev {h.dev}"]
             lines += [f"addr add {alias(h.g, w)}/32 dev lo" for w in p.iw_values]
-            lines += [f"link set {h.dev} up", f"route add default via {h.router_addr} dev {h.dev}"]
+            # A watcher's routes copy the default route's metrics: give it the kernel options.
+            opts = (" " + " ".join(p.kernel.route_opts)) if h.name in p.watchers and p.kernel.route_opts else ""
+            lines += [f"link set {h.dev} up", f"route add default via {h.router_addr} dev {h.dev}{opts}"]
             lines += [f"route add {iw_prefix(w)} via {h.router_addr} dev {h.dev} initcwnd {w} "
                       + " ".join(p.kernel.route_opts) for w in p.iw_values]
             ip_batch(h.ns, lines)

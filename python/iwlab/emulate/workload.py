@@ -29,6 +29,7 @@ from iwlab.emulate.dists import draw_bytes, mean, normalize, sample
 from iwlab.emulate.errors import PlanError
 from iwlab.emulate.tcp_options import maxseg, merged_tcp
 from iwlab.emulate.units import rate_bps, rate_or_share, seconds, size_bytes
+from iwlab.emulate.watchers import ADAPTIVE
 
 APP_PORT = 10_000
 UDP_PORT = 20_000
@@ -50,19 +51,24 @@ def iw_policy(data: dict[str, Any], name: str, mss: int, notes: list[str]) -> di
         return {"kind": "const", "w": int(p["segments"]), "name": kind}
     if kind == "rfc3390":
         return {"kind": "const", "w": max(1, min(4 * mss, max(2 * mss, 4380)) // mss), "name": kind}
-    if kind in ("rfc6928", "rfc6928-fallback"):
-        if kind == "rfc6928-fallback":
-            notes.append(f"iw.policies.{name}: rfc6928-fallback has no per-destination cache on Linux; "
-                         "RFC 6928's window is used throughout")
+    if kind == "rfc6928":
         return {"kind": "const", "w": max(1, min(10 * mss, max(2 * mss, 14600)) // mss), "name": kind}
     if kind == "size-based":
         return {"kind": "size", "theta": size_bytes(p["theta"]), "v": int(p["v"]), "min_iw": int(p["min_iw"]),
                 "name": kind}
+    if kind in ADAPTIVE:
+        # Decided by the sender's watcher (watchers.py); `w` is the window of its first
+        # connection to a destination, which the agents use where no watcher decides (a
+        # client's request).
+        first = int(p.get("initial", 10)) if kind != "rfc6928-fallback" else \
+            max(1, min(10 * mss, max(2 * mss, 14600)) // mss)
+        top = int(p.get("max", 40)) if kind != "rfc6928-fallback" else first
+        return {"kind": "watch", "w": first, "max": top, "name": kind, "policy": name}
     raise PlanError(f"iw.policies.{name}.kind = {kind!r} cannot be emulated")
 
 
 def policy_windows(p: dict[str, Any]) -> set[int]:
-    if p["kind"] == "const":
+    if p["kind"] in ("const", "watch"):
         return {p["w"]}
     lo, hi = sorted((p["min_iw"], p["v"]))
     return set(range(lo, hi + 1))
@@ -79,9 +85,19 @@ class Workload:
         self.by_node = {h.node: h for h in hosts}
         self.agents: dict[str, dict[str, Any]] = {
             h.name: {"host": h.name, "g": h.g, "apps": {}, "listen": [], "udp_sinks": [], "schedule": [],
-                     "ftp": [], "bulk": [], "web": [], "udp": []} for h in hosts}
+                     "ftp": [], "bulk": [], "web": [], "udp": [], "watched": []} for h in hosts}
         self.apps: list[dict[str, Any]] = []
         self.iw_values: set[int] = set()
+        self.iw_max = 0  # the largest IW a watcher may give (receive buffers, plan.py)
+        # Sending host → its watcher's routes (watchers.py), prefix → route.
+        self.watch: dict[str, dict[str, dict[str, Any]]] = {}
+        routes = (self.data.get("iw") or {}).get("routes") or []
+        self.routes_pf = None
+        if routes:
+            from iwlab.emulate.watchers import watch_file
+            from iwlab.policy import parse_policy
+
+            self.routes_pf = parse_policy(watch_file(self.data["iw"]["policies"], routes), "iw.routes")
         src = scenario.source
         self.base_dir = Path(src).parent if src and src not in ("<memory>", "<test>") else None
 
@@ -171,6 +187,7 @@ class Workload:
             pol_s = iw_policy(self.data, app.get("server_iw") or default_iw, mss, self.notes)
             pol_c = iw_policy(self.data, app.get("client_iw") or default_iw, mss, self.notes)
             self.iw_values |= policy_windows(pol_s) | policy_windows(pol_c)
+            self.iw_max = max([self.iw_max, *(p["max"] for p in (pol_s, pol_c) if p["kind"] == "watch")])
             if tcp.get("rcv_wnd") is not None:
                 self.notes.append("tcp.rcv_wnd is kept by TCP_WINDOW_CLAMP on a fixed receive buffer, "
                                   "re-applied after every read (Linux resets the clamp when segment sizes change)")
@@ -179,9 +196,14 @@ class Workload:
                    "server_iw": pol_s, "client_iw": pol_c, "port": APP_PORT + ai,
                    "pacing": bool(tcp.get("pacing")), "paced_iw": bool(tcp.get("paced_iw"))}
             meta.update(server_iw=pol_s["name"], client_iw=pol_c["name"], label=APP_KIND_LABEL[kind])
+            if pol_c["kind"] == "watch":
+                self.notes.append(f"{path}.client_iw: the client's side of an adaptive policy starts every "
+                                  f"connection with its first window ({pol_c['w']} segments); the watcher decides "
+                                  "the servers' side")
             for c, s in pairs:
                 self.agents[c.name]["apps"][ai] = cfg
                 self.agents[s.name]["apps"][ai] = cfg
+                self._watch(ai, path, c, s, pol_s)
                 if ai not in self.agents[s.name]["listen"]:
                     self.agents[s.name]["listen"].append(ai)
             request = size_bytes(app.get("request", "250B" if kind in ("ftp", "web") else "100B"), mss,
@@ -225,6 +247,29 @@ class Workload:
                 raise PlanError(f"{path}.kind = {kind!r} cannot be emulated")
         for a in self.agents.values():
             a["schedule"].sort(key=lambda f: f["t"])
+
+    def _watch(self, ai: int, path: str, c, s, pol_s: dict[str, Any]) -> None:
+        """Server `s`'s IW toward client `c` is its watcher's when a route of `iw.routes` covers
+        `c` (the route's policy) or the application's server policy is adaptive (a /32 route
+        per client host); `c` then connects from its own address."""
+        import ipaddress
+
+        route = self.routes_pf.route_for(ipaddress.ip_address(c.addr)) if self.routes_pf else None
+        if route is None and pol_s["kind"] != "watch":
+            return
+        if [ai, s.g] not in self.agents[c.name]["watched"]:
+            self.agents[c.name]["watched"].append([ai, s.g])
+        mine = self.watch.setdefault(s.name, {})
+        if route is not None:
+            for r in self.data["iw"]["routes"]:
+                mine.setdefault(r["prefix"], dict(r))
+            return
+        key = f"{c.addr}/32"
+        had = mine.setdefault(key, {"prefix": key, "policy": pol_s["policy"]})
+        if had["policy"] != pol_s["policy"]:
+            raise PlanError(f"{path}.server_iw = {pol_s['policy']!r} cannot be emulated: {s.name} already "
+                            f"decides its IW toward {c.name} with policy {had['policy']!r} (one watcher route "
+                            "per destination)")
 
     def _replay_open_loop(self, ai: int, kind: str, rows: list[dict[str, Any]]) -> None:
         for r in rows:

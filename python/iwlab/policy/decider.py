@@ -33,6 +33,15 @@ class Decider:
         self._now = 0
 
     def _policy(self, prefix: str | Network | None) -> tuple[str, str]:
+        # Remembered per prefix text: PolicyFile.route parses the prefix (~20 µs), and the
+        # watcher asks three times per connection (bench/watch_evidence.py at 10 000/s).
+        if isinstance(prefix, str):
+            cache = self.__dict__.setdefault("_routes", {})
+            hit = cache.get(prefix)
+            if hit is None or hit[0] is not self.pf:
+                r = self.pf.route(prefix)
+                hit = cache[prefix] = (self.pf, r.policy, r.key)
+            return hit[1], hit[2]
         r = self.pf.route(prefix)
         return r.policy, r.key
 

@@ -21,8 +21,9 @@ def with_policy(scenario, pf: PolicyFile):
     right); a sender's IW towards a host a route covers is the route's policy, per sending host
     and keyed by the route's prefix; other destinations keep the application's policy
     (docs/scenario-format.md, "Policy files"). A file that paces (`[tcp]` pacing or
-    paced_iw true) sets the scenario's `tcp.pacing` and `tcp.paced_iw` to its values, for every
-    connection, as the deployed program paces every connection of its cgroup; a file that
+    paced_iw true) sets the scenario's `tcp.pacing` and `tcp.paced_iw` to its values, and
+    `tcp.pacer` to "linux" (the kernel that runs it leaves the first 10 data segments unpaced),
+    for every connection, as the deployed program paces every connection of its cgroup; a file that
     paces nothing deploys nothing there, and the scenario's own keep."""
     from iwlab.scenario import Scenario
 
@@ -42,7 +43,7 @@ def with_policy(scenario, pf: PolicyFile):
     if pf.default is not None:
         iw["default"] = pf.default
     if pf.paced:
-        pacing = {"pacing": pf.tcp["pacing"], "paced_iw": pf.tcp["paced_iw"]}
+        pacing = {"pacing": pf.tcp["pacing"], "paced_iw": pf.tcp["paced_iw"], "pacer": "linux"}
         data.setdefault("tcp", {}).update(pacing)
         # An application's `tcp` table overrides the scenario's field by field: set it there too.
         for app in data.get("apps", []):

@@ -401,6 +401,11 @@ pub struct TcpSpec {
     /// Spread the initial window over the handshake RTT (default false).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub paced_iw: Option<bool>,
+    /// Which rules move the pacing clock: `"exact"` (default: every departure paced, no
+    /// credit) or `"linux"` (tcp_update_skb_after_send: the first 10 data segments unpaced, a
+    /// late departure forgiven up to half a gap).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pacer: Option<String>,
     /// Proportional Rate Reduction (RFC 6937) for cwnd during SACK or RACK recovery: `true`
     /// (= `"ssrb"`), `"crb"`, `"ssrb"`, `"linux"` (SSRB's extra segment only on ACKs that
     /// advance snd.una), or `false` (default false: RFC 6675's cwnd = ssthresh).
@@ -424,6 +429,15 @@ pub struct TcpSpec {
     /// repeated expiry of the same episode).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub rto_ssthresh: Option<String>,
+    /// When an ACK grows cwnd: `"every-ack"` (RFC 5681; default) or `"cwnd-limited"` (Linux
+    /// tcp_is_cwnd_limited: only while the flow fills its window; in slow start while
+    /// cwnd < 2 * the segments out).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cwnd_growth: Option<String>,
+    /// The window after idle: `"rfc5681"` (min(IW, cwnd) at once; default) or `"halve-per-rto"`
+    /// (Linux tcp_cwnd_restart: cwnd halves once per RTO of idle, down to min(IW, cwnd)).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub idle_restart: Option<String>,
 }
 
 /// `true`, `false` or a variant name.

@@ -33,6 +33,9 @@ restart_after_idle = true                        # net.ipv4.tcp_slow_start_after
 syn_retries = 6                                  # net.ipv4.tcp_syn_retries = 6
 timers = "linux"                                 # tcp_rtt_estimator(), tcp_schedule_loss_probe()
 rto_ssthresh = "once-per-window"                 # tcp_enter_loss()
+pacer = "linux"                                  # tcp_update_skb_after_send(), when pacing
+cwnd_growth = "cwnd-limited"                     # tcp_is_cwnd_limited() in tcp_cong_avoid()
+idle_restart = "halve-per-rto"                   # tcp_cwnd_restart()
 "#;
 
 /// Linux's initial window, segments (TCP_INIT_CWND): the IW of applications that name no

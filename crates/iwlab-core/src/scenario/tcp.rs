@@ -9,10 +9,11 @@ use super::units::{Duration, Size};
 use crate::engine::SimDuration;
 use crate::tcp::cc::cubic::SsthreshFrom;
 use crate::tcp::cc::hystart::HyStartKind;
-use crate::tcp::rto::RtoRule;
 use crate::tcp::cc::CcConfig;
 use crate::tcp::config::{DelayedAck, RecoveryKind, SynLossRule, TcpConfig};
+use crate::tcp::pacing::PacerRule;
 use crate::tcp::recovery::prr::ReductionBound;
+use crate::tcp::rto::RtoRule;
 
 type R<T> = Result<T, ScenarioError>;
 
@@ -46,12 +47,15 @@ macro_rules! tcp_spec_fields {
             pacing_ss_ratio,
             pacing_ca_ratio,
             paced_iw,
+            pacer,
             profile,
             prr,
             hystart,
             quickack,
             timers,
-            rto_ssthresh
+            rto_ssthresh,
+            cwnd_growth,
+            idle_restart
         )
     };
 }
@@ -248,6 +252,11 @@ pub(crate) fn tcp_config(base: &TcpSpec, over: &TcpSpec, path_of: &dyn Fn(&str) 
     c.syn_retries = s.syn_retries.unwrap_or(c.syn_retries);
     c.pacing.enabled = s.pacing.unwrap_or(c.pacing.enabled);
     c.pacing.paced_iw = s.paced_iw.unwrap_or(c.pacing.paced_iw);
+    if let Some(name) = &s.pacer {
+        c.pacing.rule = PacerRule::by_name(name).ok_or_else(|| {
+            ScenarioError::value(path_of("pacer"), format!("{name:?}"), "one of [\"exact\", \"linux\"]")
+        })?;
+    }
     for (f, v, slot) in [
         ("pacing_ss_ratio", s.pacing_ss_ratio, &mut c.pacing.ss_ratio),
         ("pacing_ca_ratio", s.pacing_ca_ratio, &mut c.pacing.ca_ratio),
@@ -267,7 +276,9 @@ pub(crate) fn tcp_config(base: &TcpSpec, over: &TcpSpec, path_of: &dyn Fn(&str) 
         c.timers = match name.as_str() {
             "rfc" => RtoRule::Rfc6298,
             "linux" => RtoRule::Linux,
-            _ => return Err(ScenarioError::value(path_of("timers"), format!("{name:?}"), "one of [\"rfc\", \"linux\"]")),
+            _ => {
+                return Err(ScenarioError::value(path_of("timers"), format!("{name:?}"), "one of [\"rfc\", \"linux\"]"))
+            }
         };
     }
     if let Some(name) = &s.rto_ssthresh {
@@ -279,6 +290,32 @@ pub(crate) fn tcp_config(base: &TcpSpec, over: &TcpSpec, path_of: &dyn Fn(&str) 
                     path_of("rto_ssthresh"),
                     format!("{name:?}"),
                     "one of [\"each-expiry\", \"once-per-window\"]",
+                ))
+            }
+        };
+    }
+    if let Some(name) = &s.cwnd_growth {
+        c.grow_only_cwnd_limited = match name.as_str() {
+            "every-ack" => false,
+            "cwnd-limited" => true,
+            _ => {
+                return Err(ScenarioError::value(
+                    path_of("cwnd_growth"),
+                    format!("{name:?}"),
+                    "one of [\"every-ack\", \"cwnd-limited\"]",
+                ))
+            }
+        };
+    }
+    if let Some(name) = &s.idle_restart {
+        c.restart_halves_per_rto = match name.as_str() {
+            "rfc5681" => false,
+            "halve-per-rto" => true,
+            _ => {
+                return Err(ScenarioError::value(
+                    path_of("idle_restart"),
+                    format!("{name:?}"),
+                    "one of [\"rfc5681\", \"halve-per-rto\"]",
                 ))
             }
         };

@@ -3,8 +3,8 @@
 use super::cc::hystart::HyStartKind;
 use super::cc::CcConfig;
 use super::pacing::PacingConfig;
-use super::rto::RtoRule;
 use super::recovery::prr::ReductionBound;
+use super::rto::RtoRule;
 use crate::engine::SimDuration;
 
 /// Which fast-retransmit / fast-recovery algorithm the sender runs.
@@ -112,6 +112,13 @@ pub struct TcpConfig {
     /// for this window (not in recovery, not a repeated expiry); RFC 5681 (4) reduces on every
     /// expiry.
     pub rto_keeps_reduced_ssthresh: bool,
+    /// Linux `tcp_is_cwnd_limited()`: cwnd grows on an ACK only if the flow used its window
+    /// (in slow start: cwnd < 2 * the most segments out in the last window); RFC 5681 grows
+    /// it on every ACK.
+    pub grow_only_cwnd_limited: bool,
+    /// Linux `tcp_cwnd_restart()`: after idle, cwnd halves once per RTO elapsed, down to the
+    /// restart window; RFC 5681 §4.1 restarts from the restart window at once.
+    pub restart_halves_per_rto: bool,
 }
 
 impl Default for TcpConfig {
@@ -144,6 +151,8 @@ impl Default for TcpConfig {
             quickack: 0,
             timers: RtoRule::Rfc6298,
             rto_keeps_reduced_ssthresh: false,
+            grow_only_cwnd_limited: false,
+            restart_halves_per_rto: false,
         }
     }
 }

@@ -22,6 +22,17 @@
 //! RTT sample; after a retransmitted SYN/SYN-ACK (Karn: no sample) the IW leaves unpaced. After
 //! the IW, departures follow `pacing` (paced) or the ACK clock (not paced).
 //!
+//! **Linux's pacer** (`pacer = "linux"`, the linux profile's and every deployed paced IW's):
+//! `tcp_update_skb_after_send()` (net/ipv4/tcp_output.c) advances the departure stamp only once
+//! `tp->data_segs_out >= 10` ("Original sch_fq does not pace first 10 MSS"), so a connection's
+//! first 10 data segments (retransmissions count) leave at line rate whatever the rate; and it
+//! forgives "OS jitter": the gap after a departure is shortened by how late it left
+//! (`tcp_wstamp_ns` after `max(wstamp, now)` minus the stamp before), up to half a gap. A paced
+//! IW 32 on Linux therefore sends 10 segments back to back and paces the other 22. (Linux also
+//! moves the stamp to now when it sends a pure ACK; the sender here sees data only, so after an
+//! idle spell with ACKs sent the credit here may be the larger, by at most half a gap.) The
+//! `exact` pacer (default) paces from the first segment and forgives nothing.
+//!
 //! Times are integer nanoseconds; gaps round down. What is paced: new data, go-back-N
 //! retransmissions after an RTO (the sender's `transmit` loop) and what RFC 6675 NextSeg sends
 //! in SACK recovery. The first fast retransmit, and Reno/NewReno recovery's retransmissions,
@@ -30,8 +41,34 @@
 
 use crate::engine::{SimDuration, SimTime};
 
+/// Which rules move the pacing clock (scenario field `tcp.pacer`).
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Default)]
+pub enum PacerRule {
+    /// Every departure is paced; the next leaves `max(next, now) + gap`.
+    #[default]
+    Exact,
+    /// Linux `tcp_update_skb_after_send()`: the first [`LINUX_UNPACED_SEGMENTS`] data segments
+    /// are not paced, and a late departure earns up to half a gap of credit.
+    Linux,
+}
+
+impl PacerRule {
+    pub const NAMES: &'static [&'static str] = &["exact", "linux"];
+
+    pub fn by_name(name: &str) -> Option<Self> {
+        match name {
+            "exact" => Some(PacerRule::Exact),
+            "linux" => Some(PacerRule::Linux),
+            _ => None,
+        }
+    }
+}
+
+/// `tcp_update_skb_after_send()`: pacing starts once `tp->data_segs_out >= 10`.
+pub const LINUX_UNPACED_SEGMENTS: u64 = 10;
+
 /// Pacing options of one endpoint (scenario fields `tcp.pacing`, `tcp.pacing_ss_ratio`,
-/// `tcp.pacing_ca_ratio`, `tcp.paced_iw`).
+/// `tcp.pacing_ca_ratio`, `tcp.paced_iw`, `tcp.pacer`).
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
 pub struct PacingConfig {
     /// Pace every departure at ratio × cwnd / SRTT.
@@ -42,11 +79,13 @@ pub struct PacingConfig {
     pub ca_ratio: u32,
     /// Spread the initial window over the handshake RTT.
     pub paced_iw: bool,
+    /// Which rules move the pacing clock (Linux's or the exact one).
+    pub rule: PacerRule,
 }
 
 impl Default for PacingConfig {
     fn default() -> Self {
-        PacingConfig { enabled: false, ss_ratio: 200, ca_ratio: 120, paced_iw: false }
+        PacingConfig { enabled: false, ss_ratio: 200, ca_ratio: 120, paced_iw: false, rule: PacerRule::Exact }
     }
 }
 
@@ -78,6 +117,8 @@ pub struct Pacer {
     /// One past the highest sequence sent so far (a retransmission of an IW segment is not
     /// part of the first flight).
     sent_to: u64,
+    /// Data segments sent, retransmissions included (Linux `tp->data_segs_out`).
+    segs_out: u64,
 }
 
 impl Pacer {
@@ -122,15 +163,30 @@ impl Pacer {
 
     /// A segment `[seq, seq + len)` left at `now`: the next may leave one gap later.
     pub fn on_send(&mut self, now: SimTime, seq: u64, len: u32, st: &PaceState) {
+        self.segs_out += 1;
         let gap = self.gap(seq, len, st);
-        if let Some(g) = gap {
-            // tcp_update_skb_after_send(): wstamp = max(wstamp, now) + len / rate.
-            let from = self.next_at.map_or(now, |t| t.max(now));
-            self.next_at = Some(from + g);
-        } else {
-            self.next_at = None;
-        }
         self.sent_to = self.sent_to.max(seq + len as u64);
+        match self.cfg.rule {
+            PacerRule::Exact => {
+                // wstamp = max(wstamp, now) + len / rate.
+                self.next_at = gap.map(|g| self.next_at.map_or(now, |t| t.max(now)) + g);
+            }
+            PacerRule::Linux => {
+                // __tcp_transmit_skb(): prior = wstamp; wstamp = max(wstamp, now). Then
+                // tcp_update_skb_after_send(): only once data_segs_out >= 10, wstamp += len / rate
+                // less the credit wstamp - prior (how late this one left), at most half of it.
+                let prior = self.next_at.unwrap_or(now);
+                let stamp = prior.max(now);
+                let gap = gap.filter(|_| self.segs_out >= LINUX_UNPACED_SEGMENTS);
+                self.next_at = Some(match gap {
+                    Some(g) => {
+                        let credit = stamp.saturating_since(prior).min(SimDuration::from_nanos(g.as_nanos() / 2));
+                        stamp + (g - credit)
+                    }
+                    None => stamp,
+                });
+            }
+        }
     }
 
     /// The gap after sending `len` bytes at `seq`, or None when this departure is not paced.
@@ -248,5 +304,83 @@ mod tests {
         let mut q = Pacer::new(PacingConfig { paced_iw: true, ..PacingConfig::default() });
         q.start_iw(1, 10 * MSS, None);
         assert_eq!(q.gap(1, MSS as u32, &s), None);
+    }
+
+    /// Departure times (µs) of `n` segments sent as soon as the pacer allows, from t = 0.
+    fn first_flight(p: &mut Pacer, n: u64, s: &PaceState) -> Vec<u64> {
+        let mut t = at(0);
+        let mut departures = vec![];
+        for k in 0..n {
+            p.begin();
+            while !p.ready(t) {
+                t = p.deadline().unwrap();
+                p.begin();
+            }
+            departures.push(t.as_nanos() / 1_000);
+            p.on_send(t, 1 + k * MSS, MSS as u32, s);
+        }
+        departures
+    }
+
+    fn linux(cfg: PacingConfig) -> Pacer {
+        Pacer::new(PacingConfig { rule: PacerRule::Linux, ..cfg })
+    }
+
+    #[test]
+    fn linux_does_not_pace_a_connections_first_10_data_segments() {
+        // tcp_update_skb_after_send(): wstamp advances only once data_segs_out >= 10, i.e. from
+        // the 10th departure on. A paced IW 20 over 100 ms (gap 5 ms): 10 segments at t = 0,
+        // then one every 5 ms — the 11th leaves one gap after the 10th.
+        let mut p = linux(PacingConfig { enabled: true, paced_iw: true, ..PacingConfig::default() });
+        p.start_iw(1, 20 * MSS, Some(ms(100)));
+        let departures = first_flight(&mut p, 20, &st(20, u64::MAX, 0, Some(100)));
+        let expected: Vec<u64> = (0..20).map(|k: u64| k.saturating_sub(9) * 5_000).collect();
+        assert_eq!(departures, expected);
+        assert_eq!(&departures[..11], &[0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 5_000]);
+        // A paced IW of 10 or less is not paced at all on Linux.
+        let mut q = linux(PacingConfig { enabled: true, paced_iw: true, ..PacingConfig::default() });
+        q.start_iw(1, 10 * MSS, Some(ms(100)));
+        assert_eq!(first_flight(&mut q, 10, &st(10, u64::MAX, 0, Some(100))), vec![0; 10]);
+        // The exact pacer paces from the first segment: 10 ms apart for IW 10.
+        let mut e = Pacer::new(PacingConfig { enabled: true, paced_iw: true, ..PacingConfig::default() });
+        e.start_iw(1, 10 * MSS, Some(ms(100)));
+        assert_eq!(
+            first_flight(&mut e, 10, &st(10, u64::MAX, 0, Some(100))),
+            (0..10).map(|k| k * 10_000).collect::<Vec<_>>()
+        );
+    }
+
+    #[test]
+    fn linux_counts_retransmissions_among_the_first_10() {
+        // data_segs_out counts every data segment sent, retransmissions too: after 9 new
+        // segments and one retransmission, the next new segment is paced.
+        let mut p = linux(PacingConfig { enabled: true, ..PacingConfig::default() });
+        let s = st(10, u64::MAX, 0, Some(100));
+        for k in 0..9 {
+            p.on_send(at(0), 1 + k * MSS, MSS as u32, &s);
+        }
+        assert_eq!(p.next_at, Some(at(0)));
+        p.on_send(at(0), 1, MSS as u32, &s); // a retransmission of the first
+        assert_eq!(p.next_at, Some(at(5_000)));
+    }
+
+    #[test]
+    fn linux_forgives_a_late_departure_up_to_half_a_gap() {
+        // tcp_update_skb_after_send(): len_ns -= min(len_ns / 2, wstamp - prior_wstamp).
+        let mut p = linux(PacingConfig { enabled: true, ..PacingConfig::default() });
+        let s = st(10, u64::MAX, 0, Some(100)); // gap 5 ms
+        for k in 0..10 {
+            p.on_send(at(0), 1 + k * MSS, MSS as u32, &s);
+        }
+        assert_eq!(p.next_at, Some(at(5_000)));
+        // 1 ms late: the next gap is 4 ms.
+        p.on_send(at(6_000), 1 + 10 * MSS, MSS as u32, &s);
+        assert_eq!(p.next_at, Some(at(10_000)));
+        // On time: a whole gap.
+        p.on_send(at(10_000), 1 + 11 * MSS, MSS as u32, &s);
+        assert_eq!(p.next_at, Some(at(15_000)));
+        // After idling 35 ms the credit is capped at half a gap: 2.5 ms.
+        p.on_send(at(50_000), 1 + 12 * MSS, MSS as u32, &s);
+        assert_eq!(p.next_at, Some(at(52_500)));
     }
 }

@@ -142,6 +142,10 @@ pub(crate) struct RackList {
     pub rexmit_bytes: u64,
     /// A retransmission was deemed lost again since the flag was last cleared.
     pub lost_retransmission: bool,
+    /// A segment sent more than once was marked lost since the flag was last cleared — also a
+    /// go-back-N resend after an RTO, which `lost_retransmission` does not count (Linux:
+    /// `retrans_out` fell, FLAG_LOST_RETRANS in tcp_identify_packet_loss()).
+    pub resend_lost: bool,
     /// The additional response to a lost retransmission (RFC 8985 §9.3) was made in this
     /// recovery episode.
     pub reacted: bool,
@@ -618,12 +622,13 @@ impl Scoreboard {
     fn rack_mark_lost(&mut self, abs: u64) {
         self.unlink(abs);
         let o = self.at_mut(abs);
-        let (was_lost, was_rexmit, n, seq) = (o.flag(RLOST), o.flag(REXMIT), o.octets(), o.seq);
+        let (was_lost, was_rexmit, n, seq, resent) = (o.flag(RLOST), o.flag(REXMIT), o.octets(), o.seq, o.tx > 1);
         o.flags = (o.flags | RLOST | RPENDING) & !REXMIT;
         let r = self.rack.as_deref_mut().unwrap();
         if !was_lost {
             r.lost_bytes += n;
         }
+        r.resend_lost |= resent;
         if was_rexmit {
             r.rexmit_bytes -= n;
             r.lost_retransmission = true;
@@ -647,6 +652,21 @@ impl Scoreboard {
         let r = self.rack.as_deref_mut().unwrap();
         debug_assert!(r.head == NONE && r.pending.is_empty() && r.lost_bytes == 0);
         r.pred = NONE;
+    }
+
+    /// Marks lost every unSACKed segment from `seq` on that is not marked yet: after an RTO,
+    /// the segments go-back-N has not resent (Linux marks them lost at the RTO,
+    /// tcp_timeout_mark_lost()), when RTO recovery turns into fast recovery.
+    pub fn rack_mark_lost_from(&mut self, seq: u64) {
+        if self.rack.is_none() {
+            return;
+        }
+        for i in self.index_of(seq)..self.segs.len() {
+            let o = &self.segs[i];
+            if !o.sacked() && !o.flag(RLOST) {
+                self.rack_mark_lost(self.base + i as u64);
+            }
+        }
     }
 
     /// The lowest-sequence lost segment not yet retransmitted.

@@ -114,7 +114,23 @@ pub struct Sender {
     /// `TcpConfig::rto_keeps_reduced_ssthresh`.
     rto_keeps_reduced_ssthresh: bool,
     /// An RTO fired and its episode (up to `recover`) may still be going on.
-    in_rto_loss: bool,
+    pub(crate) in_rto_loss: bool,
+    /// Linux's cwnd-use tracking (`TcpConfig::grow_only_cwnd_limited`), None when off.
+    cwnd_use: Option<CwndUse>,
+    /// `TcpConfig::restart_halves_per_rto`.
+    restart_halves_per_rto: bool,
+}
+
+/// Linux `tcp_cwnd_validate()`'s record of how much of cwnd the flow used: the strongest
+/// signal seen in the last window of data (is_cwnd_limited, max_packets_out, cwnd_usage_seq).
+#[derive(Clone, Copy, Debug, Default)]
+struct CwndUse {
+    /// A transmission left the flight at or above cwnd.
+    limited: bool,
+    /// The most segments outstanding after a transmission in this window.
+    max_out: u64,
+    /// The window ends when snd_una reaches this (snd_nxt when it was recorded).
+    until: u64,
 }
 
 impl Sender {
@@ -145,10 +161,9 @@ impl Sender {
             rack_at: None,
             tlp: cfg.tlp.then(|| match cfg.timers {
                 // RFC 8985 §7.2: the peer's worst-case delayed-ACK time.
-                RtoRule::Rfc6298 => Tlp {
-                    max_ack_delay: cfg.delayed_ack.map_or(SimDuration::ZERO, |d| d.timeout),
-                    ..Tlp::default()
-                },
+                RtoRule::Rfc6298 => {
+                    Tlp { max_ack_delay: cfg.delayed_ack.map_or(SimDuration::ZERO, |d| d.timeout), ..Tlp::default() }
+                }
                 // Linux tcp_schedule_loss_probe(): tcp_rto_min for one segment, 2 ms otherwise.
                 RtoRule::Linux => {
                     Tlp { max_ack_delay: cfg.min_rto, multi_delay: SimDuration::from_millis(2), ..Tlp::default() }
@@ -172,6 +187,8 @@ impl Sender {
             hystart: cfg.hystart.map(HyStart::new),
             rto_keeps_reduced_ssthresh: cfg.rto_keeps_reduced_ssthresh,
             in_rto_loss: false,
+            cwnd_use: cfg.grow_only_cwnd_limited.then(CwndUse::default),
+            restart_halves_per_rto: cfg.restart_halves_per_rto,
         }
     }
 
@@ -230,9 +247,26 @@ impl Sender {
             && self.last_send.is_some_and(|t| now.saturating_since(t) > self.rtt.rto())
     }
 
-    /// Applies the restart window: cwnd = min(RW, cwnd), RW = min(IW, cwnd).
+    /// Applies the restart window: cwnd = min(RW, cwnd), RW = min(IW, cwnd) (RFC 5681 §4.1);
+    /// with `restart_halves_per_rto`, Linux's tcp_cwnd_restart(): ssthresh =
+    /// tcp_current_ssthresh() (at least 3/4 cwnd), then cwnd halves once per RTO the sender
+    /// was idle, never below RW.
     pub fn restart_after_idle(&mut self, rw_iw: u64, now: SimTime) {
-        self.w.cwnd = self.w.cwnd.min(rw_iw);
+        let restart = self.w.cwnd.min(rw_iw);
+        if self.restart_halves_per_rto {
+            let cwnd = self.w.cwnd;
+            self.w.ssthresh = self.w.ssthresh.max(cwnd / 2 + cwnd / 4);
+            let rto = self.rtt.rto();
+            let mut idle = self.last_send.map_or(SimDuration::ZERO, |t| now.saturating_since(t));
+            let mut w = cwnd;
+            while idle > rto && w > restart {
+                idle = idle - rto;
+                w /= 2;
+            }
+            self.w.cwnd = w.max(restart);
+        } else {
+            self.w.cwnd = restart;
+        }
         self.cc.on_idle_restart(&mut self.w, now);
         self.window_probe = Some((self.snd_nxt, self.snd_nxt + self.w.cwnd));
         self.iw_loss = None;
@@ -339,7 +373,7 @@ impl Sender {
             recovery::on_ack_in_recovery(self, now, acked, out);
         } else {
             self.dupacks = 0;
-            if grow {
+            if grow && self.cwnd_limited() {
                 // HyStart (RFC 9406) takes slow start's growth while it is active.
                 let (snd_nxt, w) = (self.snd_nxt, &mut self.w);
                 let grown = match &mut self.hystart {
@@ -470,6 +504,41 @@ impl Sender {
     /// Sends what the window allows: go-back-N retransmissions after an RTO, then new data,
     /// then the FIN. In SACK recovery, RFC 6675 NextSeg decides instead.
     pub fn transmit(&mut self, now: SimTime, out: &mut Vec<TxSeg>) {
+        let sent = out.len();
+        self.transmit_window(now, out);
+        if self.cwnd_use.is_some() {
+            self.validate_cwnd(out.len() > sent);
+        }
+    }
+
+    /// Linux tcp_cwnd_validate() after tcp_write_xmit(): the window was used up if the data
+    /// in flight reached cwnd (Linux counts whole packets; here cwnd is in bytes and may end
+    /// mid-segment, so: no room left for another full segment). A new window of data starts
+    /// the record afresh; within one, a cwnd-limited send, or more segments out than recorded
+    /// while not cwnd-limited, replace it.
+    fn validate_cwnd(&mut self, sent: bool) {
+        let limited = self.flight_size() + self.w.mss > self.w.cwnd;
+        let (snd_una, snd_nxt, out) = (self.snd_una, self.snd_nxt, self.outstanding.len() as u64);
+        let Some(u) = self.cwnd_use.as_mut() else { return };
+        if !(sent || limited) {
+            return;
+        }
+        if snd_una >= u.until || limited || (!u.limited && out > u.max_out) {
+            *u = CwndUse { limited, max_out: out, until: snd_nxt };
+        }
+    }
+
+    /// Linux tcp_is_cwnd_limited(): may this ACK grow cwnd? Always, unless the rule is on;
+    /// then if the last window was cwnd-limited, or in slow start while cwnd is below twice
+    /// the most segments that were out ("ensure cwnd grows to twice what was ACKed").
+    fn cwnd_limited(&self) -> bool {
+        match &self.cwnd_use {
+            None => true,
+            Some(u) => u.limited || (self.w.in_slow_start() && self.w.cwnd < 2 * u.max_out * self.w.mss),
+        }
+    }
+
+    fn transmit_window(&mut self, now: SimTime, out: &mut Vec<TxSeg>) {
         self.pacer.begin();
         if self.in_recovery && self.kind == RecoveryKind::Sack {
             recovery::sack::send_next_segments(self, now, out);

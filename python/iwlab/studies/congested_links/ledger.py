@@ -20,9 +20,9 @@ from iwlab.studies.congested_links.tables import _row, ratios
 HIGH = (80, 90, 95)
 
 
-def paired(runs: pd.DataFrame, metric: str, a: dict[str, Any], b: dict[str, Any]) -> Cell:
+def paired(runs: pd.DataFrame, metric: str, a: dict[str, Any], b: dict[str, Any], per_seed: bool = False):
     """Per seed: `metric` at selection `b` − at selection `a` (same seed ⇒ same background), then
-    the mean and its 95 % interval."""
+    the mean and its 95 % interval (or, with `per_seed`, the per-seed differences themselves)."""
     def sel(d: dict[str, Any]) -> pd.Series:
         m = runs
         for k, v in d.items():
@@ -30,7 +30,8 @@ def paired(runs: pd.DataFrame, metric: str, a: dict[str, Any], b: dict[str, Any]
         return m.groupby("seed")[metric].mean()
 
     x, y = sel(a).align(sel(b), join="inner")
-    return cell((y - x).replace([np.inf, -np.inf], np.nan))
+    d = y - x
+    return d if per_seed else cell(d.replace([np.inf, -np.inf], np.nan))
 
 
 def evidence(runs: pd.DataFrame) -> dict[str, Cell]:
@@ -67,6 +68,15 @@ def evidence(runs: pd.DataFrame) -> dict[str, Cell]:
                         for metric in ("completion", "throughput", "lost"):
                             ev[f"{metric} {b}-{a} {pt} {lv:g} {iw}"] = paired(
                                 runs, metric, {**row, "size": a, "iw": iw}, {**row, "size": b, "iw": iw})
+            # §5: sizes 10 and 22 are "biased against IW3": slow start from 3 segments fills exactly
+            # 3 + 6 = 9 and 3 + 6 + 12 = 21 packets, so one more packet costs IW3 an extra window (a
+            # round trip) that IW10 does not pay. Per seed: IW3's step b − a minus IW10's.
+            for a, b in ((9, 10), (21, 22)):
+                if {a, b} <= sizes:
+                    step = {iw: paired(runs, "completion", {**row, "size": a, "iw": iw},
+                                       {**row, "size": b, "iw": iw}, per_seed=True) for iw in IWS}
+                    d3, d10 = step["iw3"].align(step["iw10"], join="inner")
+                    ev[f"bias {b}-{a} {pt} {lv:g}"] = cell((d3 - d10).replace([np.inf, -np.inf], np.nan))
         mine = sorted(lv for p_, lv in present if p_ == pt)
         if len(mine) > 1:
             for size in sizes:
@@ -206,6 +216,14 @@ def ledger() -> list[Any]:
               "mean completion time, 10 − 9 and 22 − 21 packets, s", Direction(">", 0.0),
               tuple(Check(f"{pt} {lv:g} %, {iw.upper()}, {b} vs {a}", f"completion {b}-{a} {pt} {lv:g} {iw}")
                     for pt in PATTERNS for lv in LEVELS for iw in IWS for a, b in ((9, 10), (21, 22))),
+              ("completion", "fig_completion"), "s", "> 0"),
+        Claim("NR-C-bias", f"{src} §5", "§5 (conclusion), §4.1 text on Fig. 5(b)",
+              "Flow sizes of 10 and 22 packets are biased against IW3: one packet more than 9 or 21 costs IW3 an "
+              "extra window, so it lengthens IW3's completion time more than IW10's.",
+              "(IW3's completion time 10 − 9 packets) − (IW10's), and the same for 22 − 21, s, paired by seed",
+              Direction(">", 0.0),
+              tuple(Check(f"{pt} {lv:g} %, {b} vs {a}", f"bias {b}-{a} {pt} {lv:g}")
+                    for pt in PATTERNS for lv in LEVELS for a, b in ((9, 10), (21, 22))),
               ("completion", "fig_completion"), "s", "> 0"),
     ]
     return out

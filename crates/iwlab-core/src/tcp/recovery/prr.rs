@@ -74,7 +74,15 @@ impl Prr {
         let sndcnt = if pipe > self.ssthresh {
             // Proportional Rate Reduction: sndcnt = CEIL(prr_delivered * ssthresh / RecoverFS)
             // − prr_out.
-            let target = (self.prr_delivered as u128 * self.ssthresh as u128).div_ceil(self.recover_fs as u128);
+            let product = self.prr_delivered as u128 * self.ssthresh as u128;
+            let target = if self.bound == ReductionBound::Linux {
+                // Linux counts packets: the quotient is rounded up to a whole segment
+                // (tcp_cwnd_reduction(): div_u64(ssthresh * prr_delivered + prior_cwnd - 1,
+                // prior_cwnd)), where the RFC's byte arithmetic rounds up to a byte.
+                product.div_ceil(self.recover_fs as u128 * mss as u128) * mss as u128
+            } else {
+                product.div_ceil(self.recover_fs as u128)
+            };
             (target as u64).saturating_sub(self.prr_out)
         } else {
             let banked = self.prr_delivered.saturating_sub(self.prr_out);
@@ -234,5 +242,20 @@ mod tests {
     fn bound_names() {
         assert_eq!(ReductionBound::by_name("ssrb"), Ok(ReductionBound::SlowStart));
         assert!(ReductionBound::by_name("fast").unwrap_err().contains("crb"));
+    }
+
+    #[test]
+    fn linux_rounds_the_proportional_share_up_to_whole_segments() {
+        // tests/conformance/prr-proportional-rate-reduction.pkt: cwnd 20, ssthresh 14, the
+        // ACK that starts recovery SACKs 3 segments, pipe 16 > 14: Linux sends
+        // ceil(14 · 3 / 20) = 3 segments; the RFC's bytes give 2 100 bytes, 2 whole segments.
+        let mss = 1000;
+        let mut linux = Prr::start(ReductionBound::Linux, 14 * mss, 20 * mss);
+        assert_eq!(linux.on_ack(3 * mss, 16 * mss, mss, false), 3 * mss);
+        let mut rfc = Prr::start(ReductionBound::SlowStart, 14 * mss, 20 * mss);
+        assert_eq!(rfc.on_ack(3 * mss, 16 * mss, mss, false), 2100);
+        // The next segment delivered: ceil(14 · 4 / 20) = 3 segments, all sent already.
+        linux.on_sent(3 * mss);
+        assert_eq!(linux.on_ack(mss, 18 * mss, mss, false), 0);
     }
 }

@@ -28,6 +28,7 @@
 //!   cleared and each resent segment rejoins the transmit order.
 
 use super::super::cc::CongestionControl;
+use super::prr::ReductionBound;
 use crate::engine::{SimDuration, SimTime};
 use crate::tcp::sender::{Sender, TxSeg};
 
@@ -61,23 +62,41 @@ fn detect_loss_and_arm_timer(s: &mut Sender, now: SimTime) {
 /// recovery or react to a lost retransmission. Transmission follows in `Sender::transmit`.
 pub fn after_ack(s: &mut Sender, now: SimTime, out: &mut Vec<TxSeg>) {
     detect_loss_and_arm_timer(s, now);
-    react(s, now, out);
+    // Linux computes the ACK's PRR share before the fast retransmission leaves
+    // (tcp_fastretrans_alert(): tcp_enter_recovery(), tcp_cwnd_reduction(), then
+    // tcp_xmit_recovery()), so the retransmission is part of sndcnt, not on top of it.
+    let prr_first = s.prr_bound == Some(ReductionBound::Linux);
+    let entered = react(s, now, out, !prr_first);
     if s.in_recovery {
         super::prr_on_ack(s); // RFC 6937, with `tcp.prr`
+    }
+    if entered && prr_first {
+        first_retransmission(s, now, out);
+    }
+}
+
+/// RFC 6675 §5 (4.3): on entering recovery the first lost segment goes out at once, whatever
+/// pipe says.
+fn first_retransmission(s: &mut Sender, now: SimTime, out: &mut Vec<TxSeg>) {
+    if let Some(seq) = s.outstanding.rack_first_pending() {
+        s.retransmit(now, seq, out);
     }
 }
 
 /// The RACK timer expired (§6.3): detect again, and send what recovery allows.
 pub fn on_timer(s: &mut Sender, now: SimTime, out: &mut Vec<TxSeg>) {
     detect_loss_and_arm_timer(s, now);
-    react(s, now, out);
+    react(s, now, out, true);
     s.transmit(now, out);
 }
 
-fn react(s: &mut Sender, now: SimTime, out: &mut Vec<TxSeg>) {
+/// Starts recovery on a RACK-detected loss (returns true then) or reacts to a lost
+/// retransmission; `retransmit_now` sends the first lost segment when recovery starts.
+fn react(s: &mut Sender, now: SimTime, out: &mut Vec<TxSeg>, retransmit_now: bool) -> bool {
     let lost = s.outstanding.rack_first_pending().is_some();
     let r = s.outstanding.rack.as_deref_mut().unwrap();
     let lost_rexmit = std::mem::take(&mut r.lost_retransmission);
+    let resend_lost = std::mem::take(&mut r.resend_lost);
     if s.in_recovery {
         if lost_rexmit && !r.reacted && s.prr.is_none() {
             // §9.3: without PRR, a lost retransmission triggers an additional congestion
@@ -88,11 +107,21 @@ fn react(s: &mut Sender, now: SimTime, out: &mut Vec<TxSeg>) {
             s.w.ssthresh = s.cc.ssthresh_on_loss(&s.w, cwnd, now);
             s.w.cwnd = s.w.ssthresh;
         }
-        return;
+        return false;
     }
     // Enter recovery on RACK-detected loss, unless a previous recovery or an RTO's go-back-N
-    // is not over yet (RFC 6675 §5 (3): the ACK must cover RecoveryPoint).
-    if lost && s.snd_una >= s.recover && s.snd_nxt == s.snd_max {
+    // is not over yet (RFC 6675 §5 (3): the ACK must cover RecoveryPoint) — except that a
+    // resend of RTO recovery found lost again ends RTO recovery: Linux leaves CA_Loss for fast
+    // recovery when a retransmission is lost (tcp_fastretrans_alert(), "Change state if cwnd
+    // is undone or retransmission is lost"), a new reduction and PRR, and resends it at once
+    // instead of waiting for the backed-off RTO. Linux marked everything outstanding lost at
+    // the RTO (tcp_timeout_mark_lost()), so what go-back-N has not resent yet is lost too.
+    let rto_resend_lost = s.in_rto_loss && s.snd_una < s.recover && resend_lost && lost;
+    if rto_resend_lost {
+        s.outstanding.rack_mark_lost_from(s.snd_nxt);
+        s.snd_nxt = s.snd_max;
+    }
+    if lost && (rto_resend_lost || s.snd_una >= s.recover && s.snd_nxt == s.snd_max) {
         let flight = s.flight_size();
         // RFC 6675 §5 (4.2) as for `sack`: ssthresh = cwnd = the controller's reduction.
         s.w.ssthresh = s.cc.ssthresh_on_loss(&s.w, flight, now);
@@ -102,11 +131,12 @@ fn react(s: &mut Sender, now: SimTime, out: &mut Vec<TxSeg>) {
         s.outstanding.rack.as_deref_mut().unwrap().reacted = false;
         // RFC 8985 §7.1: a fast recovery ends any TLP episode.
         super::tlp::reset(s);
-        // RFC 6675 §5 (4.3): the first lost segment goes out at once, whatever pipe says.
-        if let Some(seq) = s.outstanding.rack_first_pending() {
-            s.retransmit(now, seq, out);
+        if retransmit_now {
+            first_retransmission(s, now, out);
         }
+        return true;
     }
+    false
 }
 
 pub fn on_ack(s: &mut Sender, now: SimTime) {

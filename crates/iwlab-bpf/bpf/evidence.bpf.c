@@ -1,0 +1,188 @@
+// SPDX-License-Identifier: GPL-2.0 OR Apache-2.0
+//
+// Exact initial-window loss evidence for the TCP connections of one cgroup (RFC 6928 §2/§12).
+//
+// One sock_ops program. At establishment (either side) it asks for the retransmission and
+// state callbacks (bpf_sock_ops_cb_flags_set) and notes, in the socket's sk_storage, where the
+// connection's data starts (snd_nxt: the byte after the SYN) and its initial window (snd_cwnd ×
+// mss_cache at that moment — after any TCP_BPF_IW set by a program attached earlier, such as
+// flow_iw.bpf.c's). Then:
+//  * BPF_SOCK_OPS_RETRANS_CB (tcp_retransmit_skb(): args[0] = the segment's first sequence
+//    number, args[2] = the send's error): a retransmitted segment that starts inside
+//    [start, start + IW·MSS) is a segment of the initial window lost (or thought lost). The first
+//    such retransmission is written to the ring buffer at once, whatever the connection's length
+//    and however much of the first flight was acknowledged before;
+//  * BPF_SOCK_OPS_STATE_CB to TCP_CLOSE (tcp_set_state(), also on the way to TIME_WAIT): the
+//    connection's counters (data sent and acknowledged, retransmissions of the IW and in all)
+//    are written to the ring buffer.
+// A record the ring buffer has no room for is counted (IWLAB_EVS_RINGBUF_FULL), never lost
+// silently. Restart windows after idle (RFC 5681 §4.1) are not tracked: Linux restarts the cwnd
+// in tcp_cwnd_restart() without a sock_ops callback.
+
+#include <linux/bpf.h>
+#include <bpf/bpf_endian.h>
+#include <bpf/bpf_helpers.h>
+
+#include "evidence.h"
+
+#define AF_INET6 10
+#define TCP_CLOSE 7 // BPF_TCP_CLOSE
+#define TCP_ESTABLISHED 1
+#define TCP_SYN_SENT 2
+#define TCP_SYN_RECV 3
+#define NO_RETRANS 0xffffffffu
+
+char LICENSE[] SEC("license") = "Dual BSD/GPL";
+
+struct conn {
+    __u32 start;         // sequence number of the first data byte
+    __u32 mss;
+    __u32 iw_segments;
+    __u32 iw_retrans;
+    __u32 first_retrans; // offset, NO_RETRANS: none yet
+    __u32 reported;      // the IW retransmission was emitted
+};
+
+struct {
+    __uint(type, BPF_MAP_TYPE_SK_STORAGE);
+    __uint(map_flags, BPF_F_NO_PREALLOC);
+    __type(key, int);
+    __type(value, struct conn);
+} iwlab_ev_conns SEC(".maps");
+
+// 4 MiB: ~40 000 records, four seconds of 10 000 connections/s if the reader stalls.
+struct {
+    __uint(type, BPF_MAP_TYPE_RINGBUF);
+    __uint(max_entries, 1 << 22);
+} iwlab_ev_records SEC(".maps");
+
+struct {
+    __uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+    __uint(max_entries, IWLAB_EVS_COUNT);
+    __type(key, __u32);
+    __type(value, __u64);
+} iwlab_ev_stats SEC(".maps");
+
+static __always_inline void count(__u32 which)
+{
+    __u64 *n = bpf_map_lookup_elem(&iwlab_ev_stats, &which);
+    if (n)
+        *n += 1;
+}
+
+static __always_inline void emit(struct bpf_sock_ops *skops, struct conn *c, __u32 kind, __u32 old_state)
+{
+    struct iwlab_evidence *r = bpf_ringbuf_reserve(&iwlab_ev_records, sizeof(*r), 0);
+    if (!r) {
+        count(IWLAB_EVS_RINGBUF_FULL);
+        return;
+    }
+    __u32 sent = skops->snd_nxt - c->start;
+    __u32 acked = skops->snd_una - c->start;
+    // A FIN takes one sequence number: after ESTABLISHED (or on the way to CLOSE from a FIN
+    // state) snd_nxt is one past the data. A reset from ESTABLISHED sent no FIN.
+    if (kind == IWLAB_EV_CLOSE && old_state != TCP_ESTABLISHED && old_state != TCP_SYN_SENT &&
+        old_state != TCP_SYN_RECV) {
+        if (sent)
+            sent -= 1;
+        if (acked > sent)
+            acked = sent;
+    }
+    if (acked > sent) // an ACK of a FIN not yet counted out above
+        acked = sent;
+    r->cookie = bpf_get_socket_cookie(skops);
+    r->time_ns = bpf_ktime_get_ns();
+    r->kind = kind;
+    r->family = skops->family;
+    if (skops->family == AF_INET6) {
+        r->local_ip[0] = skops->local_ip6[0];
+        r->local_ip[1] = skops->local_ip6[1];
+        r->local_ip[2] = skops->local_ip6[2];
+        r->local_ip[3] = skops->local_ip6[3];
+        r->remote_ip[0] = skops->remote_ip6[0];
+        r->remote_ip[1] = skops->remote_ip6[1];
+        r->remote_ip[2] = skops->remote_ip6[2];
+        r->remote_ip[3] = skops->remote_ip6[3];
+    } else {
+        r->local_ip[0] = skops->local_ip4;
+        r->remote_ip[0] = skops->remote_ip4;
+        r->local_ip[1] = r->local_ip[2] = r->local_ip[3] = 0;
+        r->remote_ip[1] = r->remote_ip[2] = r->remote_ip[3] = 0;
+    }
+    r->local_port = skops->local_port;                     // host byte order
+    r->remote_port = bpf_ntohl(skops->remote_port) & 0xffff; // the ctx holds it big-endian, shifted left 16 (sock_ops_convert_ctx_access)
+    r->mss = c->mss;
+    r->iw_segments = c->iw_segments;
+    r->bytes_sent = sent;
+    r->bytes_acked = acked;
+    r->iw_retrans = c->iw_retrans;
+    r->total_retrans = skops->total_retrans;
+    r->first_retrans = c->first_retrans;
+    r->data_segs_out = skops->data_segs_out;
+    r->srtt_us = skops->srtt_us >> 3;
+    r->min_rtt_us = skops->rtt_min;
+    r->snd_cwnd = skops->snd_cwnd;
+    r->old_state = old_state;
+    bpf_ringbuf_submit(r, 0);
+    count(kind == IWLAB_EV_CLOSE ? IWLAB_EVS_CLOSED : IWLAB_EVS_IW_RETRANS);
+}
+
+SEC("sockops")
+int iwlab_evidence_sockops(struct bpf_sock_ops *skops)
+{
+    struct bpf_sock *sk = skops->sk;
+    if (!sk)
+        return 1;
+    switch (skops->op) {
+    case BPF_SOCK_OPS_ACTIVE_ESTABLISHED_CB:
+    case BPF_SOCK_OPS_PASSIVE_ESTABLISHED_CB: {
+        struct conn *c = bpf_sk_storage_get(&iwlab_ev_conns, sk, 0, BPF_SK_STORAGE_GET_F_CREATE);
+        if (!c) {
+            count(IWLAB_EVS_NO_STORAGE);
+            return 1;
+        }
+        c->start = skops->snd_nxt;
+        c->mss = skops->mss_cache;
+        c->iw_segments = skops->snd_cwnd;
+        c->iw_retrans = 0;
+        c->first_retrans = NO_RETRANS;
+        c->reported = 0;
+        bpf_sock_ops_cb_flags_set(skops, skops->bpf_sock_ops_cb_flags | BPF_SOCK_OPS_RETRANS_CB_FLAG |
+                                             BPF_SOCK_OPS_STATE_CB_FLAG);
+        count(IWLAB_EVS_ESTABLISHED);
+        return 1;
+    }
+    case BPF_SOCK_OPS_RETRANS_CB: {
+        struct conn *c = bpf_sk_storage_get(&iwlab_ev_conns, sk, 0, 0);
+        if (!c)
+            return 1;
+        __u32 off = skops->args[0] - c->start; // sequence arithmetic, wraps like the kernel's
+        if ((int)skops->args[2] != 0)            // the segment did not leave (tcp_retransmit_skb's err)
+            return 1;
+        if (off < c->first_retrans)
+            c->first_retrans = off;
+        if ((__u64)off < (__u64)c->iw_segments * c->mss) {
+            c->iw_retrans += 1;
+            if (!c->reported) {
+                c->reported = 1;
+                emit(skops, c, IWLAB_EV_IW_RETRANS, 0);
+            }
+        }
+        return 1;
+    }
+    case BPF_SOCK_OPS_STATE_CB: {
+        if (skops->args[1] != TCP_CLOSE)
+            return 1;
+        struct conn *c = bpf_sk_storage_get(&iwlab_ev_conns, sk, 0, 0);
+        if (!c)
+            return 1;
+        if (skops->snd_nxt == c->start) // no data sent
+            count(IWLAB_EVS_CLOSED_NO_DATA);
+        else
+            emit(skops, c, IWLAB_EV_CLOSE, skops->args[0]);
+        bpf_sk_storage_delete(&iwlab_ev_conns, sk);
+        return 1;
+    }
+    }
+    return 1;
+}
