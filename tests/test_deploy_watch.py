@@ -241,10 +241,12 @@ def test_watch_detects_iw_loss_falls_back_and_the_first_flight_shrinks(net, tmp_
     # the evidence comes from the final tcp_info, or from a poll that caught the retransmission
     assert re.search(r"loss_in_initial_window \((at close|seen by a poll)\) from 10\.78\.2\.1 \(14000 bytes sent, "
                      r"\d+ retransmissions\): IW 10 → 3 segments \(rfc6928-fallback policy\)", err), err
-    assert re.search(r'iwlab_iw_loss_events_total\{prefix="10.78.2.0/24"\} 1\.0', text), text
-    assert re.search(r'iwlab_initial_window_segments\{prefix="10.78.2.0/24"\} 3\.0', text)
-    assert re.search(r'iwlab_connections_total\{prefix="10.78.2.0/24"\} 6\.0', text)
-    assert re.search(r'iwlab_decisions_total\{direction="down",prefix="10.78.2.0/24"\} 1\.0', text)
+    # every per-prefix series names the host and the route's policy (a central Prometheus sums across hosts)
+    series = rf'host="{re.escape(socket.gethostname())}",policy="fallback",prefix="10.78.2.0/24"'
+    assert re.search(r'iwlab_iw_loss_events_total\{' + series + r'\} 1\.0', text), text
+    assert re.search(r'iwlab_initial_window_segments\{' + series + r'\} 3\.0', text)
+    assert re.search(r'iwlab_connections_total\{' + series + r'\} 6\.0', text)
+    assert re.search(r'iwlab_decisions_total\{direction="down",' + series + r'\} 1\.0', text)
     status = json.loads(run(str(IWLAB), "watch", "status", "--netns", NS_S, "--state", str(state), "--json").stdout)
     [p] = status["prefixes"]
     assert (p["prefix"], p["iw"], p["connections"], p["iw_loss_events"]) == ("10.78.2.0/24", 3, 6, 1)
@@ -267,6 +269,88 @@ def test_watch_detects_iw_loss_falls_back_and_the_first_flight_shrinks(net, tmp_
     out = run(str(IWLAB), "rollback", "--netns", NS_S, "--state", str(state)).stdout
     assert "(apply)" in out and "(watch)" in out
     assert run("ip", "-n", NS_S, "-d", "route", "show", "table", "all").stdout == before
+
+
+def test_edges_share_evidence_and_the_second_falls_back_from_10_to_3(net, tmp_path):
+    """Edge A (the server namespace, its own state) sees IW loss and falls back; its export,
+    imported into edge B (another namespace with its own state, which saw no connection), is
+    fed to B's policy by B's running watcher: B's route goes from IW 10 to 3 within seconds,
+    the decision names host edge-a, and B's metrics and status count the imported evidence."""
+    ns_b = f"iwd{PID}b"
+    policy, a_state, b_state = tmp_path / "policy.toml", tmp_path / "a.sqlite", tmp_path / "b.sqlite"
+    policy.write_text(POLICY)
+    run(str(IWLAB), "apply", str(policy), "--netns", NS_S, "--state", str(a_state))
+    a = subprocess.Popen([str(IWLAB), "watch", "--netns", NS_S, "--state", str(a_state), "--host-label", "edge-a"],
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    b = None
+    server = Server()
+    try:
+        assert "watching namespace" in a.stdout.readline()
+        assert server.fetch() == RESPONSE  # the first flight overflows the bottleneck's queue
+        deadline = time.monotonic() + 10
+        while _route_iw() != 3 and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert _route_iw() == 3, "edge A did not fall back"
+        time.sleep(1.2)  # one flush: the evidence is in A's state file
+        _stop(a)
+        exported = run(str(IWLAB), "watch", "export-evidence", "--netns", NS_S, "--state", str(a_state),
+                       "--host-label", "edge-a").stdout
+        (tmp_path / "a.jsonl").write_text(exported)
+        [rec] = [json.loads(x) for x in exported.splitlines()]
+        assert (rec["host"], rec["prefix"], rec["kind"]) == ("edge-a", "10.78.2.0/24", "loss_in_initial_window")
+
+        run("ip", "netns", "add", ns_b)
+        for cmd in (["link", "set", "lo", "up"], ["link", "add", "b0", "type", "veth", "peer", "name", "b1"],
+                    ["addr", "add", "10.78.1.1/24", "dev", "b0"], ["link", "set", "b0", "up"],
+                    ["link", "set", "b1", "up"], ["route", "add", "10.78.2.0/24", "via", "10.78.1.2"]):
+            run("ip", "-n", ns_b, *cmd)
+
+        def b_iw() -> int | None:
+            m = re.search(r"10\.78\.2\.0/24 .*initcwnd (\d+)", run("ip", "-n", ns_b, "route").stdout)
+            return int(m.group(1)) if m else None
+
+        run(str(IWLAB), "apply", str(policy), "--netns", ns_b, "--state", str(b_state))
+        port = _free_port()
+        b = subprocess.Popen([str(IWLAB), "watch", "--netns", ns_b, "--state", str(b_state), "--host-label", "edge-b",
+                              "--metrics", f"127.0.0.1:{port}"], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                             text=True)
+        assert "watching namespace" in b.stdout.readline()
+        assert b_iw() == 10
+        out = run(str(IWLAB), "watch", "import-evidence", str(tmp_path / "a.jsonl"), "--netns", ns_b,
+                  "--state", str(b_state)).stdout
+        assert "imported 1 of 1 record(s)" in out and "running watcher" in out, out
+        deadline = time.monotonic() + 10
+        while b_iw() != 3 and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert b_iw() == 3, "edge B did not fall back on edge A's evidence"
+        time.sleep(1.2)
+        text = _metrics(port)
+        assert re.search(r'iwlab_imported_evidence_total\{from_host="edge-a",host="edge-b",policy="fallback",'
+                         r'prefix="10.78.2.0/24"\} 1\.0', text), text
+        assert re.search(r'iwlab_initial_window_segments\{host="edge-b",policy="fallback",prefix="10.78.2.0/24"\} '
+                         r'3\.0', text), text
+        _stop(b)
+        check_edge_b(ns_b, b_state, tmp_path / "a.jsonl")
+        for ns, st in ((NS_S, a_state), (ns_b, b_state)):
+            run(str(IWLAB), "rollback", "--netns", ns, "--state", str(st))
+    finally:
+        server.close()
+        for p in (a, b):
+            if p is not None and p.poll() is None:
+                _stop(p)
+        delete_namespaces(ns_b)
+
+
+def check_edge_b(ns_b: str, b_state: Path, exported: Path) -> None:
+    status = json.loads(run(str(IWLAB), "watch", "status", "--netns", ns_b, "--state", str(b_state), "--json",
+                            "--host-label", "edge-b").stdout)
+    [p] = status["prefixes"]
+    assert (status["schema"], status["host"], p["iw"], p["evidence"]) == (
+        "iwlab-watch-status/1", "edge-b", 3, {"local": 0, "imported": 1}), status
+    assert "imported from host edge-a" in p["last_decision"]["reason"] and p["last_decision"]["new_iw"] == 3
+    # importing the same file again changes nothing
+    out = run(str(IWLAB), "watch", "import-evidence", str(exported), "--netns", ns_b, "--state", str(b_state)).stdout
+    assert "imported 0 of 1 record(s) (1 already present" in out
 
 
 def test_a_long_connection_s_iw_loss_is_seen_by_a_poll(net, tmp_path):

@@ -1,7 +1,7 @@
 """`iwlab advise --from-watch STATE`: one profile per destination prefix from what `iwlab watch`
 measured, one recommendation each, one policy file for all of them.
 
-The watcher's SQLite state (branch `deploy`, `iwlab.deploy.state`, schema version 1) keeps per
+The watcher's SQLite state (`iwlab.deploy.state`, schema version 1 or 2) keeps per
 prefix: connections seen, data segments out, retransmissions, and the sum and count of RTT
 samples. From these a prefix's profile takes
 
@@ -13,7 +13,8 @@ samples. From these a prefix's profile takes
 
 and everything else (rate, buffer, background, load, TCP flavour, objective) from the base
 profile (flags or file), which the watcher cannot measure. The file is opened read-only and
-must be an iwlab state file of schema version 1.
+must be an iwlab state file of schema version 1 or 2 (2 added the evidence's provenance; the
+`prefixes` table read here is the same in both).
 """
 
 from __future__ import annotations
@@ -27,10 +28,11 @@ import pandas as pd
 
 from iwlab.advise.profile import Profile, ProfileError
 
-__all__ = ["profiles_from_watch", "advise_watch", "WatchAdvice", "APPLICATION_ID", "SCHEMA_VERSION"]
+__all__ = ["profiles_from_watch", "advise_watch", "WatchAdvice", "APPLICATION_ID", "SCHEMA_VERSION", "SCHEMA_VERSIONS"]
 
 APPLICATION_ID = 0x49574C42  # "IWLB", iwlab.deploy.state
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
+SCHEMA_VERSIONS = (1, 2)  # the versions whose `prefixes` table this reads
 
 
 def profiles_from_watch(state: str | Path, base: Profile, netns: str | None = None,
@@ -45,8 +47,8 @@ def profiles_from_watch(state: str | Path, base: Profile, netns: str | None = No
         try:
             app = db.execute("PRAGMA application_id").fetchone()[0]
             version = db.execute("PRAGMA user_version").fetchone()[0]
-            if app != APPLICATION_ID or version != SCHEMA_VERSION:
-                raise ProfileError("from_watch", str(path), f"an iwlab state file of schema version {SCHEMA_VERSION} "
+            if app != APPLICATION_ID or version not in SCHEMA_VERSIONS:
+                raise ProfileError("from_watch", str(path), f"an iwlab state file of schema version 1 or 2 "
                                    f"(this one: application_id {app:#x}, version {version})")
             rows = db.execute("SELECT prefix, connections, segs_out, retrans, rtt_us_sum, rtt_n FROM prefixes "
                               "WHERE netns = ? ORDER BY prefix", (netns or "",)).fetchall()

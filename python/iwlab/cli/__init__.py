@@ -9,11 +9,44 @@ lives in the rooms below (`iwlab.deploy`, `iwlab.advise`, …), callable without
 from __future__ import annotations
 
 import typer
+import typer.core
+
+
+
+class _OneLineUsageErrors(typer.core.TyperGroup):
+    """click prints a usage error as four lines (usage, hint, blank, error); iwlab's bad input is
+    one line naming the option and the value, exit status 2, as every command's own errors."""
+
+    def main(self, *args, standalone_mode: bool = True, **kwargs):
+        import sys
+
+        if not standalone_mode:
+            return super().main(*args, standalone_mode=False, **kwargs)
+        # click's classes, wherever this typer takes click from (its own copy since 0.26)
+        usage_error = next(c for c in typer.BadParameter.__mro__ if c.__name__ == "UsageError")
+        click_exception = next(c for c in typer.BadParameter.__mro__ if c.__name__ == "ClickException")
+        try:
+            rv = super().main(*args, standalone_mode=False, **kwargs)
+        except usage_error as e:
+            if type(e).__name__ == "NoArgsIsHelpError":  # `iwlab` alone: the help, as asked
+                e.show()
+                sys.exit(e.exit_code)
+            where = f" (see {e.ctx.command_path} --help)" if e.ctx is not None else ""
+            typer.echo(f"error: {' '.join(e.format_message().split())}{where}", err=True)
+            sys.exit(2)
+        except click_exception as e:
+            e.show()
+            sys.exit(e.exit_code)
+        except typer.Abort:
+            typer.echo("Aborted!", err=True)
+            sys.exit(1)
+        sys.exit(rv if isinstance(rv, int) else 0)
+
 
 # Plain (click) help and usage errors: rich's help formatter imports rich.markdown and
 # markdown-it, which alone would double the start-up time of `iwlab --help`.
 app = typer.Typer(name="iwlab", help="A laboratory for TCP's initial congestion window.", no_args_is_help=True,
-                  rich_markup_mode=None)
+                  rich_markup_mode=None, cls=_OneLineUsageErrors)
 
 # The command modules, in the order their commands are listed by `iwlab --help`.
 COMMAND_MODULES = ("run", "study", "reproduce", "emulate", "flow_iw", "deploy", "advise", "probe", "conform")
@@ -34,7 +67,8 @@ def build_one(name: str) -> typer.Typer:
     """A new app with the settings of `app` and only command module `name`'s commands."""
     import importlib
 
-    one = typer.Typer(name="iwlab", help=app.info.help, no_args_is_help=True, rich_markup_mode=None)
+    one = typer.Typer(name="iwlab", help=app.info.help, no_args_is_help=True, rich_markup_mode=None,
+                      cls=_OneLineUsageErrors)
     importlib.import_module(f"iwlab.cli.{name}").register(one)
     return one
 

@@ -1,5 +1,5 @@
-"""`iwlab plan | apply | rollback | watch | watch status`: IW policies on real Linux hosts
-(python/iwlab/deploy/; docs/deploy.md). Root for everything (netlink, sock_diag, namespaces)."""
+"""`iwlab plan | apply | rollback | watch | watch status | export-evidence | import-evidence`: IW
+policies on real Linux hosts (python/iwlab/deploy/; docs/deploy.md). Root for everything (netlink, sock_diag, namespaces)."""
 
 from __future__ import annotations
 
@@ -12,6 +12,7 @@ import typer
 H_NETNS = "network namespace (/run/netns/NAME); default: the root namespace"
 H_STATE = "SQLite state file"
 H_JSON = "print JSON instead of text"
+H_HOST = "this host's name in status, metrics and exported evidence (default: the hostname)"
 H_FLOW_IW = ("cgroup whose applications set per-flow IWs (size-based routes): apply attaches iwlab's eBPF "
              "programs there, rollback detaches them (docs/deploy.md, Per-flow IW)")
 H_FORCE = "deploy an IW outside 1…100 segments (a typo such as 1000 for 10 is refused otherwise)"
@@ -202,7 +203,8 @@ def watch_cmd(ctx: typer.Context,
               cgroup: Optional[str] = typer.Option(None, "--cgroup", help="the watched service's cgroup (a name "
                                                    "below the cgroup2 mount, e.g. the flow-iw cgroup): bpf source"),
               netns: Optional[str] = typer.Option(None, "--netns", help=H_NETNS),
-              state: Path = typer.Option(DEFAULT_STATE, "--state", help=H_STATE)) -> None:
+              state: Path = typer.Option(DEFAULT_STATE, "--state", help=H_STATE),
+              host_label: Optional[str] = typer.Option(None, "--host-label", help=H_HOST)) -> None:
     """Run the watcher in the foreground (Ctrl-C or SIGTERM stops it)."""
     if ctx.invoked_subcommand is not None:
         return
@@ -245,7 +247,8 @@ def watch_cmd(ctx: typer.Context,
             _fail(f"--source = bpf: {e}")
         try:
             w = watch.Watcher(ipr, st, netns, pf, interval=interval, metrics_addr=addr,
-                              record=None if record is None else str(record), evidence=evidence)
+                              record=None if record is None else str(record), evidence=evidence,
+                              host=_host(host_label))
         except BaseException:
             if evidence is not None:
                 evidence.close()
@@ -261,8 +264,9 @@ def watch_cmd(ctx: typer.Context,
 @watch_app.command("status")
 def watch_status_cmd(netns: Optional[str] = typer.Option(None, "--netns", help=H_NETNS),
                      state: Path = typer.Option(DEFAULT_STATE, "--state", help=H_STATE),
+                     host_label: Optional[str] = typer.Option(None, "--host-label", help=H_HOST),
                      as_json: bool = typer.Option(False, "--json", help=H_JSON)) -> None:
-    """Per-prefix state: IW now, evidence, since when, why."""
+    """Per-prefix state: IW now, evidence, since when, why (--json: schema in docs/deploy.md)."""
     from iwlab.deploy import watch
     from iwlab.deploy.state import State
 
@@ -272,8 +276,71 @@ def watch_status_cmd(netns: Optional[str] = typer.Option(None, "--netns", help=H
         st = State(state, create=False)
         netlink.check_namespace(netns)
         with netlink.open_ipr(netns) as ipr:  # the routes are the truth about the IW now
-            out = watch.status(st, netns, ipr)
+            out = watch.status(st, netns, ipr, host=_host(host_label))
         _print(out, as_json, watch.status_text(out))
+
+
+def _host(label: Optional[str]) -> Optional[str]:
+    if label is not None and not (0 < len(label) <= 253 and label.isprintable()):
+        _fail(f"--host-label = {label!r}: allowed 1-253 printable characters", usage=True)
+    return label
+
+
+@watch_app.command("export-evidence")
+def export_evidence_cmd(netns: Optional[str] = typer.Option(None, "--netns", help=H_NETNS),
+                        state: Path = typer.Option(DEFAULT_STATE, "--state", help=H_STATE),
+                        since: float = typer.Option(0.0, "--since", help="only evidence seen at or after this time "
+                                                    "(seconds since the epoch)"),
+                        host_label: Optional[str] = typer.Option(None, "--host-label", help=H_HOST)) -> None:
+    """Print the IW-loss evidence this host's watcher saw, one JSON record per line (for
+    `iwlab watch import-evidence` on other hosts)."""
+    from iwlab.deploy import evidence
+    from iwlab.deploy.state import State
+
+    with _Errors():
+        if not 0 <= since < 1e11:  # also NaN and inf
+            _fail(f"--since = {since}: allowed seconds since the epoch, >= 0", usage=True)
+        st = State(state, create=False)
+        for rec in evidence.export(st, netns, evidence.host_label(_host(host_label)), since):
+            typer.echo(json.dumps(rec, sort_keys=True))
+
+
+@watch_app.command("import-evidence")
+def import_evidence_cmd(file: Path = typer.Argument(..., help="JSON lines of `iwlab watch export-evidence` "
+                                                     "(- for stdin)"),
+                        netns: Optional[str] = typer.Option(None, "--netns", help=H_NETNS),
+                        state: Path = typer.Option(DEFAULT_STATE, "--state", help=H_STATE),
+                        policy: Optional[Path] = typer.Option(None, "--policy", help="policy file whose routes the "
+                                                              "evidence must match (default: the one last applied)"),
+                        as_json: bool = typer.Option(False, "--json", help=H_JSON)) -> None:
+    """Store other hosts' IW-loss evidence; the watcher feeds it to the policy (within a
+    second if it runs, else when it starts), as if it had seen it here."""
+    import sys
+
+    from iwlab.deploy import evidence, watch
+    from iwlab.deploy.state import State
+
+    with _Errors():
+        if str(file) == "-":
+            records = evidence.parse(sys.stdin, "<stdin>")
+        else:
+            try:
+                text = file.read_text()
+            except (OSError, UnicodeDecodeError) as e:
+                _fail(f"{file}: cannot read it ({getattr(e, 'strerror', None) or e})", usage=True)
+            records = evidence.parse(text.splitlines(), str(file))
+        st = State(state, create=False)
+        pf = _load(policy) if policy is not None else watch.applied_policy(st, netns)
+        mine, other = evidence.routed(records, pf)
+        new = st.import_evidence(netns, mine)
+        out = {"records": len(records), "imported": new, "already_present": len(mine) - new,
+               "not_routed_here": sorted({r["prefix"] for r in other}),
+               "watcher_running": watch.watcher_running(state, netns)}
+        text = (f"imported {new} of {len(records)} record(s) ({len(mine) - new} already present"
+                + (f"; prefixes not routed here: {', '.join(out['not_routed_here'])}" if other else "") + "); "
+                + ("the running watcher feeds them to the policy within a second" if out["watcher_running"]
+                   else "the watcher feeds them to the policy when it starts"))
+        _print(out, as_json, text)
 
 
 @watch_app.command("unit")

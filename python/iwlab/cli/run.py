@@ -54,6 +54,10 @@ def run(
         "--policy", metavar="FILE", help="Simulate a policy file: its routes choose each sender's IW by the "
         "destination's address (docs/scenario-format.md, \"Policy files\"); also writes iw_events.parquet, "
         "every IW decision and policy event.")] = None,
+    maps: Annotated[Optional[list[str]], typer.Option(
+        "--map", metavar="PREFIX=HOSTS", help="With --policy, repeatable: simulate the file's route PREFIX on the "
+        "simulated hosts HOSTS — a topology group name or a CIDR of their addresses (198.18.x) — so a real "
+        "policy file runs as written.")] = None,
 ) -> None:
     """Run a scenario once: write flows/pages/links/queues.parquet, summary.json, scenario.toml; print a summary."""
     from iwlab.api import run as run_scenario
@@ -63,12 +67,18 @@ def run(
         if policy is not None:
             from iwlab.policy import PolicyFileError, check_routes_cover_hosts, load_policy, with_policy
 
+            from iwlab.policy import MapError, map_prefixes
+
             try:
                 pf = load_policy(policy)
+                if maps:
+                    pf = map_prefixes(sc, pf, maps)
                 check_routes_cover_hosts(sc, pf)
                 sc = with_policy(sc, pf)
-            except PolicyFileError as e:
+            except (PolicyFileError, MapError) as e:
                 fail(str(e))
+        elif maps:
+            fail(f"--map {maps[0]!r}: maps a policy file's prefix; expected --policy FILE with it")
         if out is None:  # the default folder names the seed the run will use
             out = Path("out") / f"{sc.name}-seed{sc.data['seed'] if seed is None else seed}"
         result = run_scenario(sc, seed=seed, iw_events=policy is not None, out=out)

@@ -4,7 +4,8 @@ Tables: `generations` (each apply, watcher change or rollback: a write-ahead jou
 status pending → applied | trial → confirmed | rolled_back | aborted), `edits` (per generation:
 route key, the route before and after, as JSON — what rollback and recovery restore),
 `managed` (every route iwlab created or changed: its original, NULL when iwlab created it),
-`evidence` (what the watcher saw, per connection that matters), `decisions` (IW changes and
+`evidence` (what the watcher saw, per connection that matters; `host` NULL, or the host an
+imported record came from and `consumed` when the watcher fed it to the policy), `decisions` (IW changes and
 why), `prefixes` (per-prefix counters and the IW now) and `watch` (the Decider's snapshot, so a
 restarted watcher resumes). A file that is not a database, or a database of another
 application or schema, is an error — never reset.
@@ -23,7 +24,9 @@ from typing import Any, Iterator
 
 DEFAULT_STATE = Path("/var/lib/iwlab/deploy.sqlite")
 APPLICATION_ID = 0x49574C42  # "IWLB"
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
+# Version 1 lacked the evidence's provenance; a version-1 file is migrated in place (columns added).
+MIGRATIONS = {1: "ALTER TABLE evidence ADD COLUMN host TEXT; ALTER TABLE evidence ADD COLUMN consumed REAL;"}
 
 SCHEMA = """
 CREATE TABLE generations (
@@ -36,7 +39,8 @@ CREATE TABLE managed (
     netns TEXT NOT NULL, key TEXT NOT NULL, original TEXT, PRIMARY KEY (netns, key));
 CREATE TABLE evidence (
     id INTEGER PRIMARY KEY, ts REAL NOT NULL, netns TEXT NOT NULL, prefix TEXT NOT NULL, kind TEXT NOT NULL,
-    peer TEXT, bytes_sent INTEGER, retrans INTEGER, iw INTEGER, rtt_us INTEGER, detail TEXT);
+    peer TEXT, bytes_sent INTEGER, retrans INTEGER, iw INTEGER, rtt_us INTEGER, detail TEXT,
+    host TEXT, consumed REAL);
 CREATE TABLE decisions (
     id INTEGER PRIMARY KEY, ts REAL NOT NULL, netns TEXT NOT NULL, prefix TEXT NOT NULL,
     old_iw INTEGER, new_iw INTEGER NOT NULL, reason TEXT NOT NULL, gen INTEGER);
@@ -99,6 +103,9 @@ class State:
         if app != APPLICATION_ID:
             raise StateError(f"state file {self.path}: a database of another application (application_id "
                              f"{app:#x}, tables {sorted(tables)}); iwlab will not use or reset it")
+        if version in MIGRATIONS and "evidence" in tables:
+            db.executescript(f"BEGIN; {MIGRATIONS[version]} PRAGMA user_version = {SCHEMA_VERSION}; COMMIT;")
+            version = SCHEMA_VERSION
         if version != SCHEMA_VERSION:
             raise StateError(f"state file {self.path}: schema version {version}, this iwlab reads "
                              f"version {SCHEMA_VERSION}")
@@ -185,6 +192,46 @@ class State:
         with self.tx() as db:
             db.executemany("INSERT INTO evidence (ts, netns, prefix, kind, peer, bytes_sent, retrans, iw, rtt_us, detail) "
                            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", [(r[0], _ns(netns), *r[1:]) for r in rows])
+
+    def import_evidence(self, netns: str | None, rows: list[dict[str, Any]]) -> int:
+        """Stores evidence records of other hosts (`iwlab.deploy.evidence`) for the watcher to
+        feed to its policy; a record already here (same host, time, prefix, kind, peer) is
+        skipped, so importing a file twice adds nothing. Returns how many were new."""
+        n = 0
+        with self.tx() as db:
+            for r in rows:
+                key = (_ns(netns), r["host"], r["ts"], r["prefix"], r["kind"], r.get("peer"))
+                if db.execute("SELECT 1 FROM evidence WHERE netns = ? AND host = ? AND ts = ? AND prefix = ? "
+                              "AND kind = ? AND peer IS ?", key).fetchone():
+                    continue
+                db.execute("INSERT INTO evidence (ts, netns, prefix, kind, peer, bytes_sent, retrans, iw, rtt_us, "
+                           "detail, host) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                           (r["ts"], _ns(netns), r["prefix"], r["kind"], r.get("peer"), r["bytes_sent"],
+                            r.get("retrans"), r.get("iw"), r.get("rtt_us"), r.get("detail"), r["host"]))
+                n += 1
+        return n
+
+    def pending_imports(self, netns: str | None) -> list[sqlite3.Row]:
+        """Imported evidence no watcher has fed to its policy yet, oldest first."""
+        return self.db.execute("SELECT * FROM evidence WHERE netns = ? AND host IS NOT NULL AND consumed IS NULL "
+                               "ORDER BY id", (_ns(netns),)).fetchall()
+
+    def mark_consumed(self, ids: list[int]) -> None:
+        with self.tx() as db:
+            db.executemany("UPDATE evidence SET consumed = ? WHERE id = ?", [(time.time(), i) for i in ids])
+
+    def local_evidence(self, netns: str | None, since: float = 0.0) -> list[sqlite3.Row]:
+        """What this host's watcher saw (not what it imported), oldest first."""
+        return self.db.execute("SELECT * FROM evidence WHERE netns = ? AND host IS NULL AND ts >= ? ORDER BY id",
+                               (_ns(netns), since)).fetchall()
+
+    def evidence_counts(self, netns: str | None) -> dict[str, dict[str, int]]:
+        """Per prefix: evidence records seen here ("local") and imported from other hosts."""
+        out: dict[str, dict[str, int]] = {}
+        for r in self.db.execute("SELECT prefix, host IS NULL AS local, COUNT(*) AS n FROM evidence WHERE netns = ? "
+                                 "GROUP BY prefix, host IS NULL", (_ns(netns),)):
+            out.setdefault(r["prefix"], {"local": 0, "imported": 0})["local" if r["local"] else "imported"] = r["n"]
+        return out
 
     def add_decision(self, netns: str | None, prefix: str, old_iw: int | None, new_iw: int, reason: str,
                      gen: int | None) -> None:

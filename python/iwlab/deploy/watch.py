@@ -22,7 +22,8 @@ prefix's IW; when it differs from the IW on the route, it changes the route thro
 `apply.apply_policy` — the code path of `iwlab apply` — and records why. Rules with a clock
 (the fallback cache's expiry) are re-evaluated every second. Counters, evidence, decisions
 and the Decider's snapshot go to the state file once a second; a restarted watcher resumes
-from them.
+from them. Evidence other hosts saw (`iwlab watch import-evidence`, evidence.py) is fed to the
+same Decider at start and every second, and decides the same way, with its host named.
 """
 
 from __future__ import annotations
@@ -38,6 +39,7 @@ import time
 from typing import Any
 
 from iwlab.deploy import apply, netlink, plan, sockdiag
+from iwlab.deploy import evidence as shared_evidence
 from iwlab.deploy.state import State, StateError
 
 log = logging.getLogger("iwlab.watch")
@@ -250,6 +252,21 @@ class Decisions:
                 on_time_change(by_time)
         return by_time, self.learn(name, now_ns, ev)
 
+    def feed_imported(self, rows, on_time_change=None):
+        """Feeds evidence other hosts saw (state rows or records of `evidence.parse`) as events
+        of their prefix, learned now (another host's clock cannot move the Decider's back);
+        yields (row, change by the event) for each row whose prefix the policy routes (one it
+        no longer routes, after a policy change, is skipped). `on_time_change(name, change)`
+        as in `feed`."""
+        names = {plan.prefix_name(r) for r in self.pf.routes}
+        for row in rows:
+            name = row["prefix"]
+            if name not in names:
+                continue
+            cb = None if on_time_change is None else (lambda by_time, n=name: on_time_change(n, by_time))
+            _, change = self.feed(name, time.time_ns(), shared_evidence.event(row), cb)
+            yield row, change
+
     def check(self, name: str, now_ns: int) -> tuple[int | None, int] | None:
         old, mss = self.iw.get(name), self.mss.get(name, 1448)
         if self.record is not None:
@@ -271,8 +288,10 @@ class Counts:
 
 class Watcher:
     def __init__(self, ipr, st: State, netns: str | None, pf, interval: float = 0.1,
-                 metrics_addr: tuple[str, int] | None = None, record: str | None = None, evidence=None):
+                 metrics_addr: tuple[str, int] | None = None, record: str | None = None, evidence=None,
+                 host: str | None = None):
         self.ipr, self.st, self.netns, self.pf, self.interval = ipr, st, netns, pf, interval
+        self.host = shared_evidence.host_label(host)
         self._lock_fd = self._exclusive()
         self.record_file = None if record is None else open(record, "a", buffering=1)
         write = None if record is None else (lambda r: self.record_file.write(json.dumps(r) + "\n"))
@@ -288,7 +307,7 @@ class Watcher:
         if metrics_addr is not None:
             from iwlab.deploy.metrics import Metrics
 
-            self.metrics = Metrics(metrics_addr)
+            self.metrics = Metrics(metrics_addr, self.host, {plan.prefix_name(r): r.policy for r in pf.routes})
         # The evidence source: an `evidence_bpf.BpfEvidence` (exact, from eBPF), or sock_diag
         # destroy events and INET_DIAG polls of the namespace.
         self.bpf = evidence
@@ -300,6 +319,8 @@ class Watcher:
                 self.poll_sock = sockdiag._socket()
                 self.restarts = RestartWindows(slow_start_after_idle())
         self._routes_now("watch start: routes as the policy and the saved evidence say")
+        self.consumed: list[int] = []
+        self.feed_imports()
 
     def _exclusive(self) -> int:
         fd = os.open(watch_lock_path(self.st.path, self.netns), os.O_RDWR | os.O_CREAT, 0o600)
@@ -326,7 +347,7 @@ class Watcher:
             self.iw[name] = int(r.metrics.get("RTAX_INITCWND", KERNEL_DEFAULT_IW))
             self.mss.setdefault(name, plan._mss(self.ipr, r))
             if self.metrics:
-                self.metrics.iw.labels(name).set(self.iw[name])
+                self.metrics.prefix(self.metrics.iw, name).set(self.iw[name])
         return gid
 
     def _decide(self, name: str, why: str, change: tuple[int | None, int] | None) -> None:
@@ -342,7 +363,7 @@ class Watcher:
         self.st.add_decision(self.netns, name, old, new, reason, gid)
         log.warning("%s: %s", name, reason)
         if self.metrics:
-            self.metrics.decisions.labels(name, "down" if old is not None and new < old else "up").inc()
+            self.metrics.prefix(self.metrics.decisions, name, "down" if old is not None and new < old else "up").inc()
 
     def _route(self, name: str):
         return next(r for r in self.pf.routes if plan.prefix_name(r) == name)
@@ -364,7 +385,7 @@ class Watcher:
             self.evidence.append((time.time(), name, f"loss_in_{window}_window", s.dst, ev["bytes_sent"], s.total_retrans,
                                   self.iw.get(name), s.min_rtt_us, source))
             if self.metrics:
-                self.metrics.iw_loss.labels(name).inc()
+                self.metrics.prefix(self.metrics.iw_loss, name).inc()
         self._decide(name, f"{ev['kind']} ({source}) from {s.dst} ({ev['bytes_sent']} bytes sent, "
                            f"{s.total_retrans} retransmissions)", change)
 
@@ -425,18 +446,46 @@ class Watcher:
             self.flagged.add(s.cookie)
             self._learn(name, s, ev, "seen by a poll")
 
+    def feed_imports(self) -> None:
+        """Feeds evidence imported from other hosts to the policy, as a local event would be
+        (`Decisions.feed`, then the route), naming the host in the decision's reason. It is
+        learned now: another host's clock cannot move the Decider's clock back."""
+        rows = self.st.pending_imports(self.netns)
+        self.consumed += [row["id"] for row in rows]
+        for row, change in self.decisions.feed_imported(
+                rows, lambda name, by_time: self._decide(name, "re-evaluated (time passed)", by_time)):
+            self._decide(row["prefix"], f"{row['kind']} imported from host {row['host']} (peer {row['peer'] or '?'}, "
+                                        f"{row['bytes_sent']} bytes sent)", change)
+            if self.metrics:
+                self.metrics.prefix(self.metrics.imported, row["prefix"], row["host"]).inc()
+
     # -- loop -------------------------------------------------------------------------------
     def flush(self) -> None:
         self.st.add_counts(self.netns, {k: c.as_dict() for k, c in self.counts.items()}, self.decider.snapshot(),
                            str(self.pf.path), self.sha)
+        if self.consumed:  # after the snapshot that holds what they taught
+            self.st.mark_consumed(self.consumed)
+            self.consumed = []
         if self.evidence:
             self.st.add_evidence(self.netns, self.evidence)
         self.counts.clear()
         self.evidence.clear()
 
     def run(self, duration: float | None = None) -> None:
+        # A signal wakes the select below through this pipe: Python retries a select that a
+        # signal interrupted with the time left (PEP 475), so a flag alone waits for the timeout.
+        wake_r, wake_w = os.pipe()
+        os.set_blocking(wake_w, False)
+
+        def on_signal(*_):
+            self.stop = True
+            try:
+                os.write(wake_w, b"\0")
+            except OSError:  # the pipe is full: a wake-up is already pending
+                pass
+
         for sig in (signal.SIGTERM, signal.SIGINT):
-            signal.signal(sig, lambda *_: setattr(self, "stop", True))
+            signal.signal(sig, on_signal)
         where = f"namespace {self.netns}" if self.netns else "the root namespace"
         log.warning("watching %s: %s", where, ", ".join(f"{k} IW {v}" for k, v in sorted(self.iw.items())))
         print(f"watching {where}" + (f" (evidence from eBPF, cgroup {self.bpf.cgroup})" if self.bpf else ""),
@@ -447,12 +496,14 @@ class Watcher:
             while not self.stop and (end is None or time.monotonic() < end):
                 timeout = max(0.0, min(next_poll, next_flush) - time.monotonic())
                 try:
-                    ready, _, _ = select.select([self.bpf or self.destroyed], [], [], timeout)
+                    ready, _, _ = select.select([self.bpf or self.destroyed, wake_r], [], [], timeout)
                 except InterruptedError:
                     continue
-                if ready and self.bpf is not None:
+                if self.stop:
+                    break
+                if self.bpf is not None and self.bpf in ready:
                     self.on_bpf()
-                elif ready:
+                elif self.destroyed is not None and self.destroyed in ready:
                     for s in self.destroyed.read():
                         self.on_closed(s)
                 now = time.monotonic()
@@ -463,6 +514,7 @@ class Watcher:
                         self.on_live(s)
                     next_poll = now + self.interval
                 if now >= next_flush:
+                    self.feed_imports()
                     for name in list(self.iw):
                         self._decide(name, "re-evaluated (time passed)", self.decisions.check(name, time.time_ns()))
                     self.flush()
@@ -472,6 +524,8 @@ class Watcher:
         finally:
             self.flush()
             self.close()
+            os.close(wake_r)
+            os.close(wake_w)
 
     def close(self) -> None:
         if self.record_file is not None:
@@ -513,24 +567,41 @@ def kernel_iw(ipr) -> tuple[dict[str, int], int]:
     return iw, len(ours)
 
 
-def status(st: State, netns: str | None, ipr=None) -> dict[str, Any]:
-    """The watcher's per-prefix state. With `ipr` (a netlink socket in `netns`), the IW is read
-    from the routes themselves — what new connections get, whatever the state file remembers
-    after a stop, rollback or apply — and `routes_managed` counts the routes with iwlab's protocol."""
+STATUS_SCHEMA = "iwlab-watch-status/1"
+
+
+def _last_decisions(st: State, netns: str | None) -> dict[str, dict[str, Any]]:
+    rows = st.db.execute("SELECT d.* FROM decisions d JOIN (SELECT prefix, MAX(id) AS id FROM decisions "
+                         "WHERE netns = ? GROUP BY prefix) m ON d.id = m.id", (netns or "",)).fetchall()
+    return {r["prefix"]: {"ts": r["ts"], "old_iw": r["old_iw"], "new_iw": r["new_iw"], "reason": r["reason"]}
+            for r in rows}
+
+
+def status(st: State, netns: str | None, ipr=None, host: str | None = None) -> dict[str, Any]:
+    """The watcher's per-prefix state (schema STATUS_SCHEMA, docs/deploy.md "Fleet view"). With
+    `ipr` (a netlink socket in `netns`), the IW is read from the routes themselves — what new
+    connections get, whatever the state file remembers after a stop, rollback or apply — and
+    `routes_managed` counts the routes with iwlab's protocol. `host` names this host (default
+    its hostname) so that many hosts' outputs can be merged."""
     w = st.watch_row(netns)
     states = _policy_states(st, netns, w)
     in_kernel, n_ours = kernel_iw(ipr) if ipr is not None else (None, None)
+    counts, last = st.evidence_counts(netns), _last_decisions(st, netns)
     prefixes = []
     for r in st.prefixes(netns):
         segs = r["segs_out"]
         iw = r["iw"] if in_kernel is None else in_kernel.get(r["prefix"])
+        ps = states.get(r["prefix"])
         prefixes.append({"prefix": r["prefix"], "iw": iw, "since": r["since"], "why": r["why"],
+                         "policy": None if ps is None else ps["policy"],
                          "connections": r["connections"], "iw_loss_events": r["iw_loss"],
-                         "last_evidence": r["last_evidence"],
+                         "evidence": counts.get(r["prefix"], {"local": 0, "imported": 0}),
+                         "last_evidence": r["last_evidence"], "last_decision": last.get(r["prefix"]),
                          "retransmission_rate": (r["retrans"] / segs) if segs else None,
                          "handshake_rtt_ms": (r["rtt_us_sum"] / r["rtt_n"] / 1000) if r["rtt_n"] else None,
-                         "policy_state": states.get(r["prefix"])})
-    return {"netns": netns, "policy": None if w is None else w["policy"],
+                         "policy_state": ps})
+    return {"schema": STATUS_SCHEMA, "host": shared_evidence.host_label(host), "netns": netns,
+            "policy": None if w is None else w["policy"],
             "updated": None if w is None else w["updated"], "prefixes": prefixes,
             "routes_managed": len(st.managed(netns)) if n_ours is None else n_ours,
             "decisions": [dict(d) for d in st.recent_decisions(netns, 10)]}
@@ -544,12 +615,13 @@ def status_text(out: dict[str, Any]) -> str:
     where = f"namespace {out['netns']}" if out["netns"] else "the root namespace"
     if not out["prefixes"]:
         return f"{where}: no watcher state yet ({out['routes_managed']} route(s) managed by iwlab)"
-    lines = [f"{where}: policy {out['policy']}, updated {_t(out['updated'])}"]
+    lines = [f"{out['host']}, {where}: policy {out['policy']}, updated {_t(out['updated'])}"]
     for p in out["prefixes"]:
         rate = "-" if p["retransmission_rate"] is None else f"{100 * p['retransmission_rate']:.2f} %"
         rtt = "-" if p["handshake_rtt_ms"] is None else f"{p['handshake_rtt_ms']:.2f} ms"
         lines.append(f"  {p['prefix']}: IW {p['iw'] if p['iw'] is not None else '(no iwlab route)'} since {_t(p['since'])}; "
-                     f"{p['connections']} connections, {p['iw_loss_events']} IW-loss events (last "
+                     f"{p['connections']} connections, {p['iw_loss_events']} IW-loss events"
+                     + (f" (+{p['evidence']['imported']} imported)" if p["evidence"]["imported"] else "") + " (last "
                      f"{_t(p['last_evidence'])}), retransmissions {rate}, handshake RTT {rtt}")
         if p["why"]:
             lines.append(f"    why: {p['why']}")

@@ -11,6 +11,7 @@ naming the field.
 
 from __future__ import annotations
 
+import math
 import re
 from typing import Any
 
@@ -29,11 +30,16 @@ def _split(field: str, value: Any) -> tuple[float, str]:
     if isinstance(value, bool):
         raise ValueError(f"{field} = {value!r} is not a quantity")
     if isinstance(value, (int, float)):
+        if not math.isfinite(value):
+            raise ValueError(f"{field} = {value!r} is not allowed; expected a finite number")
         return float(value), ""
     m = _NUM.match(str(value))
     if not m:
         raise ValueError(f"{field} = {value!r} is not a quantity")
-    return float(m.group(1)), m.group(2)
+    v = float(m.group(1))
+    if not math.isfinite(v):  # "1e400Mbps": a float overflows to inf, which no int conversion takes
+        raise ValueError(f"{field} = {value!r} is not allowed; expected a finite number with a unit")
+    return v, m.group(2)
 
 
 def rate_bps(value: Any, field: str = "rate") -> int:

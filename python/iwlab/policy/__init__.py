@@ -36,7 +36,9 @@ decisions and learning, replay), `simulate` (a policy file inside a simulated sc
 
 from .decider import Decider, replay
 from .file import PolicyFile, PolicyFileError, Route, load_policy, parse_policy
-from .simulate import check_routes_cover_hosts, replay_run, sim_host_addresses, sim_replay_records, with_policy
+from .simulate import (MapError, check_routes_cover_hosts, map_prefixes, replay_run, sim_host_addresses,
+                       sim_replay_records, with_policy)
 
 __all__ = ["PolicyFileError", "Route", "PolicyFile", "parse_policy", "load_policy", "Decider", "replay",
-           "with_policy", "sim_replay_records", "replay_run", "sim_host_addresses", "check_routes_cover_hosts"]
+           "with_policy", "sim_replay_records", "replay_run", "sim_host_addresses", "check_routes_cover_hosts",
+           "map_prefixes", "MapError"]

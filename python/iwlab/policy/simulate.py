@@ -9,7 +9,8 @@ from typing import Any
 from .decider import Decider, replay
 from .file import PolicyFile, PolicyFileError
 
-__all__ = ["with_policy", "sim_replay_records", "replay_run", "sim_host_addresses", "check_routes_cover_hosts"]
+__all__ = ["with_policy", "sim_replay_records", "replay_run", "sim_host_addresses", "check_routes_cover_hosts",
+           "map_prefixes"]
 
 
 def with_policy(scenario, pf: PolicyFile):
@@ -121,4 +122,84 @@ def check_routes_cover_hosts(scenario, pf: PolicyFile) -> None:
         groups = "; ".join(f"{name} {a[0]}" + (f"…{a[-1]}" if len(a) > 1 else "") for name, a in hosts.items())
         raise PolicyFileError(f"routes[{i}].prefix = {r.key!r} covers no simulated host of {scenario.name!r}, so "
                               f"it would change nothing; expected a prefix of the emulator's addresses ({groups}) "
-                              "or a copy of the file with such prefixes", pf.path, r.line, f"routes[{i}].prefix")
+                              "(--map PREFIX=GROUP or PREFIX=CIDR) or a copy of the file with such prefixes", pf.path, r.line,
+                              f"routes[{i}].prefix")
+
+
+class MapError(ValueError):
+    """A `--map PREFIX=HOSTS` that cannot be used: names the map, the value and what is allowed."""
+
+
+def _group_blocks(scenario) -> dict[str, tuple[int, int]]:
+    """Group → (first, last) address of its hosts' /30 blocks (198.18.0.0 + 4g … + 4g + 3)."""
+    import ipaddress
+
+    out = {}
+    for name, addrs in sim_host_addresses(scenario).items():
+        if addrs:
+            out[name] = (int(ipaddress.IPv4Address(addrs[0])) - 2, int(ipaddress.IPv4Address(addrs[-1])) + 1)
+    return out
+
+
+def map_prefixes(scenario, pf: PolicyFile, maps: list[str]) -> PolicyFile:
+    """`pf` with the prefixes of real routes replaced by prefixes of simulated hosts, so the file
+    can be simulated as written: each map is "PREFIX=HOSTS", PREFIX a route prefix of the file
+    (as written or normalised) and HOSTS a topology group name (the smallest prefix covering
+    its hosts, which must cover no other group's host) or a CIDR of the emulator's addresses
+    that covers at least one host. Everything else about the route (policy, initrwnd,
+    congctl) stays. Raises MapError."""
+    import dataclasses
+    import ipaddress
+
+    blocks = _group_blocks(scenario)
+    hosts = {name: addrs for name, addrs in sim_host_addresses(scenario).items()}
+    all_addrs = [(name, ipaddress.ip_address(a)) for name, group in hosts.items() for a in group]
+    groups = "; ".join(f"{n} {a[0]}" + (f"…{a[-1]}" if len(a) > 1 else "") for n, a in hosts.items())
+    routes = list(pf.routes)
+    seen: set[str] = set()
+    for m in maps:
+        prefix, eq, target = m.partition("=")
+        prefix, target = prefix.strip(), target.strip()
+        if not eq or not prefix or not target:
+            raise MapError(f"--map {m!r}: expected PREFIX=HOSTS, e.g. 203.0.113.0/24=clients")
+        try:
+            key = "default" if prefix == "default" else str(ipaddress.ip_network(prefix, strict=False))
+        except ValueError:
+            raise MapError(f"--map {m!r}: PREFIX = {prefix!r} is not a prefix; expected one of the file's routes: "
+                           f"{', '.join(r.key for r in pf.routes) or 'none'}") from None
+        i = next((j for j, r in enumerate(pf.routes) if r.key == key), None)
+        if i is None:
+            raise MapError(f"--map {m!r}: PREFIX = {prefix!r} is not a route of {pf.path or 'the policy file'}; "
+                           f"expected one of: {', '.join(r.key for r in pf.routes) or 'none'}")
+        if key == "default":
+            raise MapError(f"--map {m!r}: PREFIX = 'default' already covers every simulated host; expected a prefix "
+                           "route of the file")
+        if key in seen:
+            raise MapError(f"--map {m!r}: PREFIX = {key!r} is mapped twice; expected each route mapped once")
+        seen.add(key)
+        if target in blocks:
+            lo, hi = blocks[target]
+            net = next(ipaddress.summarize_address_range(ipaddress.IPv4Address(lo), ipaddress.IPv4Address(lo)))
+            while int(net.broadcast_address) < hi:
+                net = net.supernet()
+            others = [(n, a) for n, a in all_addrs if n != target and a in net]
+            if others:
+                first = next(ipaddress.summarize_address_range(ipaddress.IPv4Address(lo), ipaddress.IPv4Address(hi)))
+                raise MapError(f"--map {m!r}: the smallest prefix covering group {target!r} ({net}) also covers "
+                               f"{others[0][0]} host {others[0][1]}; expected a CIDR inside the group, e.g. "
+                               f"{key}={first} ({first.num_addresses // 4} hosts)")
+        else:
+            try:
+                net = ipaddress.ip_network(target, strict=False)
+            except ValueError:
+                raise MapError(f"--map {m!r}: HOSTS = {target!r} is neither a group of the scenario nor a CIDR; "
+                               f"expected one of {sorted(blocks)} or a prefix of the hosts ({groups})") from None
+            if not any(a.version == net.version and a in net for _, a in all_addrs):
+                raise MapError(f"--map {m!r}: HOSTS = {target!r} covers no simulated host; expected a group or "
+                               f"a prefix of the hosts ({groups})")
+        routes[i] = dataclasses.replace(routes[i], prefix=net)
+    keys = [r.key for r in routes]
+    dup = next((k for k in keys if keys.count(k) > 1), None)
+    if dup is not None:
+        raise MapError(f"--map: two routes would have prefix {dup}; expected maps onto distinct prefixes")
+    return dataclasses.replace(pf, routes=tuple(routes))
