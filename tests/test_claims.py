@@ -379,3 +379,68 @@ def test_reproduce_prints_the_claims_first_and_all_ends_with_the_claims_summary(
     assert tail[4].startswith("summary report: ")
     assert pd.read_csv(tmp_path / "all" / "beta" / "claims.csv")["verdict"].tolist() == ["not reproduced", "reproduced"]
     assert "All studies: 4 claims" in (tmp_path / "all" / "report.html").read_text()
+
+
+DECIDING = '''
+import math
+
+from iwlab.studies import claims as cl
+from iwlab.studies.base import Cell, StudyResult, Table
+
+NAME = "deciding"
+RUNS = []
+
+
+def ledger():
+    return [cl.Claim("near", "Doc Table 1", "p. 1", "Y equals 2.", "y", cl.Near(tol=0.1),
+                     (cl.Check("b", cl.Ref("T", "r", "y"), 2.0),)),
+            cl.Claim("dir", "Doc Table 1", "p. 1", "Z is above 0.", "z", cl.Direction(">", 0.0),
+                     (cl.Check("c", cl.Ref("T", "r", "z")),))]
+
+
+def run(opts):
+    n = opts.n_seeds(10, 3)
+    RUNS.append((n, opts.where))
+    half = 0.95 / math.sqrt(n)  # the interval shrinks as 1/sqrt(n): 91 seeds make it ±0.0996
+    t = Table.from_cells("T", "t", {"r": {"y": Cell(2.05, 2.05 - half, 2.05 + half, n), "z": Cell(0.0, -half, half, n)}})
+    judged = cl.judge(ledger(), cl.Evidence({"T": t}, seeds=n))
+    if opts.where:
+        for j in judged:
+            j.where = "holds with a bigger buffer"
+    return StudyResult(NAME, NAME, tables=[t], claims=judged, setup={"where-it-holds variants": f"at {n} seeds"})
+'''
+
+
+def test_full_mode_adds_the_seeds_a_near_claim_needs_and_no_more(tmp_path, monkeypatch):
+    """At 10 seeds the Near claim's CI (±0.30) is wider than its tolerance (±0.1): inconclusive,
+    "about 91 seeds needed". Full mode re-runs the study at 91 seeds (variants not re-run), where
+    it decides; the Direction claim, whose effect is 0, never earns more seeds; --quick, --seeds and
+    --decide-up-to below the need leave the first pass alone."""
+    import iwlab.studies
+    from iwlab.studies import Options, reproduce
+
+    pkg = tmp_path / "fakes"
+    pkg.mkdir()
+    (pkg / "claims_fake_deciding.py").write_text(DECIDING)
+    monkeypatch.syspath_prepend(str(pkg))
+    monkeypatch.setattr(iwlab.studies, "STUDIES", {"deciding": "claims_fake_deciding"})
+    import claims_fake_deciding as fake
+
+    first = cl.judge(fake.ledger(), cl.Evidence({}, seeds=10))
+    assert cl.seeds_to_decide(first, 200) == {}  # not testable claims need nothing
+    res, _ = reproduce("deciding", Options(tmp_path / "a", progress=False, decide_up_to=200))
+    assert fake.RUNS == [(10, True), (91, False)]
+    near, direction = res.claims
+    assert (near.verdict, near.seeds) == ("reproduced", 91)
+    assert direction.verdict == "inconclusive" and cl.seeds_to_decide(res.claims, 200) == {}
+    assert res.setup["seeds decided by"] == {"passes": [10, 91], "inconclusive before this pass": {"near": 91}}
+    assert res.setup["where-it-holds variants"] == "at 10 seeds"
+    assert "then at 91" in res.notes[-1]
+    for opts in (Options(tmp_path / "b", quick=True, progress=False, decide_up_to=200),
+                 Options(tmp_path / "c", seeds=10, progress=False, decide_up_to=200),
+                 Options(tmp_path / "d", progress=False, decide_up_to=90),
+                 Options(tmp_path / "e", progress=False)):
+        fake.RUNS.clear()
+        res, _ = reproduce("deciding", opts)
+        assert len(fake.RUNS) == 1 and res.claims[0].verdict == "inconclusive", opts
+

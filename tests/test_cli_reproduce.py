@@ -48,6 +48,7 @@ def test_reproduce_rfc2415_prints_its_tables_and_writes_csvs_and_the_report(tmp_
                                 "rfc6928, iw-function or 'all'"),
     (["reproduce", "rfc2415", "--seeds", "0"], "--seeds 0 is not allowed; expected >= 1"),
     (["reproduce", "rfc2415", "--jobs", "0"], "--jobs 0 is not allowed; expected >= 1"),
+    (["reproduce", "rfc2415", "--decide-up-to", "-1"], "--decide-up-to -1 is not allowed; expected >= 0"),
     (["reproduce", "rfc2415", "--dask", "localhost"], "--dask 'localhost' is not a scheduler address"),
 ])
 def test_bad_input_exits_2_with_one_line(args, message, tmp_path):

@@ -4,7 +4,9 @@
     iwlab reproduce all --seeds 5 --dask tcp://scheduler:8786
 
 Prints the claims ledger first (claim · published · ours [CI] · verdict), then each table in the layout of the original document (every cell `mean [95 % interval]`
-across seeds), the conclusions computed from them, and the path of the HTML report; writes
+across seeds), the conclusions computed from them, and the path of the HTML report. In full mode
+(no `--quick`, no `--seeds`) a study whose Near/Between claims are left inconclusive is re-run with
+the seeds their intervals need, up to `--decide-up-to` (200). Writes
 `claims.csv`, `tables/*.csv` (+ `*_long.csv`), `result.json`, `report.html` and the raw runs (`raw/`, resumable) under `--out`.
 Bad input (an unknown study, `--seeds 0`, an unreachable Dask scheduler) prints one line and
 exits with status 2.
@@ -29,6 +31,9 @@ def _check_studies(names: list[str]) -> None:
         fail(f"study {', '.join(missing)}: not available in this installation "
              f"(module {', '.join(STUDIES[n] for n in missing)} is missing)")
 
+
+#: Seeds a full run may grow to so that its Near/Between claims decide (docs/studies.md, "Full mode").
+DECIDE_UP_TO = 200
 
 #: Quick mode's few seeds leave wide intervals: its verdicts point the way, the full mode decides.
 QUICK_NOTE = ("--quick: few seeds and short runs, so the verdicts below are indicative (many Near/Direction checks "
@@ -69,6 +74,10 @@ def reproduce(
                                                 "tcp://host:port.")] = None,
     where: Annotated[bool, typer.Option("--where/--no-where", help="Run the variants that show where claims not "
                                                                   "reproduced would hold.")] = True,
+    decide_up_to: Annotated[int, typer.Option("--decide-up-to", metavar="N", help="Full mode at the study's own "
+                                              "seeds: re-run with up to N seeds while magnitude claims (Near, "
+                                              "Between) are left inconclusive that more seeds would decide; 0 = "
+                                              "never.")] = DECIDE_UP_TO,
 ) -> None:
     """Re-run a founding IW study (or all of them): tables, figures, conclusions, HTML report."""
     from iwlab.studies import STUDIES, Options
@@ -79,13 +88,16 @@ def reproduce(
         fail(f"STUDY = {study!r} is not known; expected one of {', '.join(STUDIES)} or 'all'")
     if seeds is not None and seeds < 1:
         fail(f"--seeds {seeds} is not allowed; expected >= 1")
+    if decide_up_to < 0:
+        fail(f"--decide-up-to {decide_up_to} is not allowed; expected >= 0 (0 = never add seeds)")
     if jobs is not None and jobs < 1:
         fail(f"--jobs {jobs} is not allowed; expected >= 1")
     if dask is not None and "://" not in dask:
         fail(f"--dask {dask!r} is not a scheduler address; expected e.g. tcp://host:8786")
     _check_studies(list(STUDIES) if study == "all" else [study])
     folder = out if out is not None else Path("out") / study
-    opts = Options(folder, quick=quick, seeds=seeds, jobs=jobs, dask=dask, progress=True, where=where)
+    opts = Options(folder, quick=quick, seeds=seeds, jobs=jobs, dask=dask, progress=True, where=where,
+                   decide_up_to=decide_up_to)
     if quick:
         typer.echo(QUICK_NOTE)
     with user_errors():

@@ -13,11 +13,13 @@ module docstring) runs a tiny configuration — a few seeds of short runs on a r
 
 from __future__ import annotations
 
+import dataclasses
 import importlib
 from pathlib import Path
 from typing import Callable, Optional
 
 from iwlab.studies.base import Options, StudyResult, write_result
+from iwlab.studies.model import tiny
 
 STUDIES = {
     "rfc2415": "iwlab.studies.rfc2415",
@@ -35,7 +37,43 @@ def reproduce(name: str, opts: Options) -> tuple[StudyResult, Path]:
         raise ValueError(f"study = {name!r} is not known; expected one of {', '.join(STUDIES)} or 'all'")
     module = importlib.import_module(STUDIES[name])
     res = module.run(opts)
+    if opts.decide_up_to and not opts.quick and opts.seeds is None and not tiny():
+        res = _decide(module, opts, res)
     return res, write_result(res, opts.out)
+
+
+def _seeds(res: StudyResult) -> int:
+    return max((j.seeds for j in res.claims), default=0)
+
+
+def _decide(module, opts: Options, first: StudyResult) -> StudyResult:
+    """Re-runs a study with the seeds its inconclusive claims need (`claims.seeds_to_decide`, at most
+    `opts.decide_up_to`), reusing the runs already made (sweeps are resumable), until none is left that
+    more seeds would decide. The "where it would hold" variants are not re-run: their regions are
+    carried over from the first pass, at its seed count."""
+    from iwlab.studies.claims import seeds_to_decide
+
+    res, passes = first, [_seeds(first)]
+    while len(passes) < 4:
+        need = seeds_to_decide(res.claims, opts.decide_up_to)
+        n = min(max([*need.values(), passes[-1] + 1]), opts.decide_up_to) if need else 0
+        if not need or n in passes:
+            break
+        res = module.run(dataclasses.replace(opts, seeds=n, where=False))
+        passes.append(_seeds(res))
+        res.setup["seeds decided by"] = {"passes": list(passes), "inconclusive before this pass": dict(need)}
+    if len(passes) == 1:
+        return first
+    regions = {j.claim.id: j.where for j in first.claims if j.where}
+    for j in res.claims:
+        if j.claim.id in regions and j.verdict in ("not reproduced", "partly"):
+            j.where = f"{regions[j.claim.id]} (variants at {passes[0]} seeds)"
+    if "where-it-holds variants" in first.setup:
+        res.setup["where-it-holds variants"] = first.setup["where-it-holds variants"]
+    res.notes.append(f"Seeds: the study ran at {passes[0]} seeds, then at {' and '.join(map(str, passes[1:]))} "
+                     f"so that magnitude claims left inconclusive would decide (at most {opts.decide_up_to}); the "
+                     f"tables and verdicts are from the last pass.")
+    return res
 
 
 def reproduce_all(opts: Options,
@@ -48,7 +86,7 @@ def reproduce_all(opts: Options,
 
     done = []
     for name in STUDIES:
-        sub = Options(opts.out / name, opts.quick, opts.seeds, opts.jobs, opts.dask, opts.progress, opts.where)
+        sub = dataclasses.replace(opts, out=opts.out / name)
         res, path = reproduce(name, sub)
         if on_result is not None:
             on_result(name, res, path)

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import html
 import math
+import re
 from dataclasses import dataclass, field
 from typing import Any, Mapping, Sequence
 
@@ -26,7 +27,8 @@ from iwlab.studies.model import Cell, Table
 
 __all__ = ["VERDICTS", "Between", "Check", "Claim", "Direction", "Erratum", "Evidence", "Exact", "Judged", "Near",
            "NotTestable", "Ref", "Row", "Where", "badge", "claims_frame", "claims_html", "claims_text", "counts",
-           "errata_frame", "errata_html", "errata_text", "judge", "summary_line", "where_it_holds", "where_text"]
+           "errata_frame", "errata_html", "errata_text", "judge", "seeds_to_decide", "summary_line", "where_it_holds",
+           "where_text"]
 
 VERDICTS = ("reproduced", "partly", "not reproduced", "inconclusive", "not testable")
 VERDICTS_JA = {"reproduced": "再現された", "partly": "一部再現された", "not reproduced": "再現されなかった",
@@ -60,6 +62,10 @@ def _seeds_needed(n: int, half: float, target: float) -> str:
     if n <= 0 or target <= 0:
         return "more seeds needed"
     return f"about {max(n + 1, math.ceil(n * (half / target) ** 2))} seeds needed (this run: {n})"
+
+
+#: Reads the count `_seeds_needed` wrote into an inconclusive condition's reason.
+_NEEDED = re.compile(r"about (\d+) seeds needed")
 
 
 @dataclass(frozen=True)
@@ -310,6 +316,12 @@ class Row:
     verdict: str
     why: str
 
+    @property
+    def seeds_needed(self) -> int | None:
+        """For an inconclusive condition, the seeds its interval needs to decide (None: unknown)."""
+        m = _NEEDED.search(self.why) if self.verdict == "inconclusive" else None
+        return int(m.group(1)) if m else None
+
 
 @dataclass
 class Judged:
@@ -360,6 +372,26 @@ def _aggregate(rows: Sequence[Row]) -> tuple[str, str, float | None]:
     shown = "; ".join(holds[:6]) + (" …" if len(holds) > 6 else "")
     where = f" (holds at: {shown})" if holds and verdict != "reproduced" else ""
     return verdict, head + where + skipped, share
+
+
+def seeds_to_decide(judged: Sequence[Judged], limit: int) -> dict[str, int]:
+    """Magnitude claims (Near, Between) left inconclusive that a run with more seeds (at most
+    `limit`) would likely decide: claim id → the seeds it needs. A claim is inconclusive while more
+    than half of its tested conditions are; it needs enough seeds for the k-th easiest of those to
+    decide, k being how many must. Conditions whose need is unknown, or a claim needing more than
+    `limit`, are left out. Direction claims are too: their intervals straddle the reference because
+    the effect is ≈ 0, and "no clear effect" is already their honest answer."""
+    out = {}
+    for j in judged:
+        if j.verdict != "inconclusive" or not isinstance(j.claim.rule, (Near, Between)):
+            continue
+        tested = [r for r in j.rows if r.verdict != "not testable"]
+        needs = sorted(r.seeds_needed for r in tested if r.verdict == "inconclusive" and r.seeds_needed)
+        unsure = sum(r.verdict == "inconclusive" for r in tested)
+        k = unsure - len(tested) // 2
+        if 0 < k <= len(needs) and needs[k - 1] <= limit:
+            out[j.claim.id] = needs[k - 1]
+    return out
 
 
 def judge(ledger: Sequence[Claim], ev: Evidence) -> list[Judged]:

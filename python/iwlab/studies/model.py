@@ -62,6 +62,9 @@ class Options:
     progress: bool = True
     #: Run the "where would it hold" variants for claims not reproduced; False skips them.
     where: bool = True
+    #: Full mode with the study's own seed count: re-run with more seeds (at most this many) while
+    #: claims are left inconclusive that such a run would decide (`iwlab.studies.reproduce`); 0 = never.
+    decide_up_to: int = 0
 
     def n_seeds(self, full: int = 10, quick: int = 3) -> int:
         return self.seeds if self.seeds is not None else (quick if self.quick else full)
