@@ -14,6 +14,7 @@ use super::recovery;
 use super::recovery::prr::{Prr, ReductionBound};
 use super::recovery::tlp::Tlp;
 use super::rto::{RtoRule, RttEstimator};
+use super::rtt_sample::{AckedSegments, RttSamples};
 use super::scoreboard::{DeliveryCtx, Outstanding, Scoreboard};
 use super::segment::Segment;
 use crate::engine::{SimDuration, SimTime};
@@ -326,17 +327,16 @@ impl Sender {
         let ack = seg.ack;
         let acked = ack - self.snd_una;
         let flight_before = self.flight_size();
-        // Pop what is now cumulatively acknowledged; RTT from the newest segment sent once.
-        let mut sample = None;
+        // Pop what is now cumulatively acknowledged, noting the send times Karn's rule allows
+        // an RTT sample from (`rtt_sample.rs`).
+        let mut covered = AckedSegments::default();
         // RFC 6937 DeliveredData: SACKed bytes now cumulatively acknowledged were counted
         // when they were SACKed.
         let sacked_before = self.outstanding.sacked_bytes();
         let ctx = self.delivery_ctx(now, seg);
         while let Some(front) = self.outstanding.front() {
             if front.end() <= ack {
-                if front.tx == 1 {
-                    sample = Some(now - front.sent_at);
-                }
+                covered.note(front);
                 self.outstanding.pop_front(&ctx);
             } else {
                 if front.seq < ack {
@@ -347,12 +347,16 @@ impl Sender {
             }
         }
         let was_sacked = sacked_before - self.outstanding.sacked_bytes();
+        let RttSamples { rto: mut sample, cc: mut cc_sample } = covered.samples(self.rtt.rule(), now);
         if self.timestamps {
             // RFC 7323 §4.1: RTT from the echoed timestamp (immune to retransmission ambiguity).
+            // Linux prefers the send times and falls back on TSecr (tcp_ack_update_rtt()); on
+            // in-order ACKs TSecr echoes the send time of the same (oldest) segment.
             sample = match seg.ts {
                 Some((_, ecr)) if ecr != 0 => Some(SimDuration::from_micros(ts_value(now).wrapping_sub(ecr) as u64)),
                 _ => None,
             };
+            cc_sample = sample;
         }
         if let Some(r) = sample {
             self.rtt.sample(r, ack, self.snd_nxt.max(ack));
@@ -377,7 +381,7 @@ impl Sender {
                 // HyStart (RFC 9406) takes slow start's growth while it is active.
                 let (snd_nxt, w) = (self.snd_nxt, &mut self.w);
                 let grown = match &mut self.hystart {
-                    Some(h) if h.active(w) => h.on_ack(w, acked, ack, snd_nxt, sample),
+                    Some(h) if h.active(w) => h.on_ack(w, acked, ack, snd_nxt, cc_sample),
                     _ => false,
                 };
                 if !grown {
