@@ -375,6 +375,12 @@ impl Sender {
         let info = AckInfo { now, acked, flight_before, srtt: self.rtt.srtt(), min_rtt: self.rtt.min_rtt() };
         if self.in_recovery {
             recovery::on_ack_in_recovery(self, now, acked, out);
+            let ends_reduction = !self.in_recovery && self.prr_bound.is_some_and(|b| b.grows_on_the_ack_ending_it());
+            if ends_reduction && grow && self.cwnd_limited() {
+                // Linux: cwnd = ssthresh (tcp_end_cwnd_reduction()), then congestion avoidance
+                // on the segments this ACK delivered (tcp_cong_control(), acked_sacked).
+                self.cc.on_ack(&mut self.w, &AckInfo { acked: self.delivered, ..info });
+            }
         } else {
             self.dupacks = 0;
             if grow && self.cwnd_limited() {
