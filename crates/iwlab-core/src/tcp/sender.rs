@@ -606,6 +606,9 @@ impl Sender {
 
     fn push_new(&mut self, now: SimTime, len: u32, fin: bool, out: &mut Vec<TxSeg>) {
         let seq = self.snd_nxt;
+        if let (0, Some(last)) = (self.flight_size(), self.last_send) {
+            self.cc.on_tx_start(now, last); // Linux CA_EVENT_TX_START (tcp_event_data_sent())
+        }
         self.outstanding.push(Outstanding::new(seq, len, fin, now));
         self.snd_nxt += len as u64 + fin as u64;
         self.snd_max = self.snd_max.max(self.snd_nxt);
