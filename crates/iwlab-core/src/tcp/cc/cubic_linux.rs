@@ -14,12 +14,14 @@
 //! - `bictcp_recalc_ssthresh()`: epoch ends, W_max with fast convergence, ssthresh =
 //!   max(cwnd·717/1024, 2); an RTO (`cubictcp_state(TCP_CA_Loss)`) forgets W_max and the epoch;
 //! - slow start: `tcp_slow_start()` up to ssthresh, the rest of the ACK goes to avoidance.
+//!
 //! The epoch starts on the first avoidance ACK after a reduction — with Linux's PRR bound that
 //! is the ACK ending recovery (`sender.rs`) — and moves later by the time since the last send
 //! whenever data leaves with nothing in flight (`CA_EVENT_TX_START`); Linux ignores the
-//! restart after idle itself (`CA_EVENT_CWND_RESTART`). delay_min is the connection's minimum RTT (Linux
-//! keeps its own, reset at an RTO and not fed for 1 s after an epoch starts). The cube root is
-//! exact where Linux's `cubic_root()` uses a table and one Newton step (error < 0.2 %).
+//! restart after idle itself (`CA_EVENT_CWND_RESTART`). delay_min is the connection's minimum
+//! RTT (Linux keeps its own, reset at an RTO and not fed for 1 s after an epoch starts). The
+//! cube root is exact where Linux's `cubic_root()` uses a table and one Newton step (error
+//! < 0.2 %).
 
 use super::{AckInfo, CongestionControl, CubicConfig, Window};
 use crate::engine::SimTime;
@@ -72,6 +74,15 @@ fn cube_root(a: u64) -> u64 {
         x += 1;
     }
     x
+}
+
+/// How many times `ack_cnt` exceeds `delta` when `delta` is taken away while it does
+/// (`while (ca->ack_cnt > delta)` in tcp_friendliness).
+fn reno_segments(ack_cnt: u64, delta: u64) -> u64 {
+    match ack_cnt.checked_sub(1).and_then(|a| a.checked_div(delta)) {
+        Some(n) => n,
+        None => 0,
+    }
 }
 
 impl CubicLinux {
@@ -129,10 +140,10 @@ impl CubicLinux {
         }
         if self.friendliness {
             let delta = (cwnd * self.beta_scale) >> 3;
-            if delta > 0 {
-                b.tcp_cwnd += b.ack_cnt / delta;
-                b.ack_cnt %= delta;
-            }
+            // One Reno segment per `delta` ACKed, counted while ack_cnt > delta (strictly).
+            let n = reno_segments(b.ack_cnt, delta);
+            b.tcp_cwnd += n;
+            b.ack_cnt -= n * delta;
             if b.tcp_cwnd > cwnd {
                 let max_cnt = cwnd / (b.tcp_cwnd - cwnd);
                 b.cnt = b.cnt.min(max_cnt);
@@ -244,6 +255,16 @@ mod tests {
         assert_eq!(c.cube_factor, (1u64 << 40) / 410);
         assert_eq!(cube_root(27), 3);
         assert_eq!(cube_root(26), 2);
+    }
+
+    #[test]
+    fn the_reno_friendly_count_takes_delta_away_only_while_strictly_above_it() {
+        assert_eq!(reno_segments(30, 30), 0);
+        assert_eq!(reno_segments(31, 30), 1);
+        assert_eq!(reno_segments(60, 30), 1);
+        assert_eq!(reno_segments(61, 30), 2);
+        assert_eq!(reno_segments(0, 30), 0);
+        assert_eq!(reno_segments(5, 0), 0);
     }
 
     /// The loss of tests/conformance/cubic-growth-after-loss.pkt: cwnd 20 → ssthresh 14; the
