@@ -211,6 +211,8 @@ class Cubic(_Model):
     reno_friendly: Optional[bool] = None
     ssthresh_from: Optional[Literal["flight-size", "cwnd"]] = Field(
         None, description="what beta multiplies at a congestion event: flight-size (RFC 9438, default) or cwnd (Linux, ns-3)")
+    arithmetic: Optional[Literal["rfc9438", "linux"]] = Field(
+        None, description="how the curve is computed: rfc9438 (real numbers, default) or linux (tcp_cubic.c's integers)")
 
 
 class DelayedAck(_Model):
@@ -296,7 +298,7 @@ PROFILES: dict[str, dict[str, Any]] = {
         "timestamps": True, "delayed_ack": {"segments": 2, "timeout": "40ms"}, "quickack": 16,
         "initial_rto": "1s", "min_rto": "200ms", "max_rto": "120s", "limited_transmit": True,
         "syn_loss": "rfc6928", "dupthresh": 3, "restart_after_idle": True, "syn_retries": 6,
-        "cubic": {"ssthresh_from": "cwnd"}, "timers": "linux", "rto_ssthresh": "once-per-window",
+        "cubic": {"ssthresh_from": "cwnd", "arithmetic": "linux"}, "timers": "linux", "rto_ssthresh": "once-per-window",
         "pacer": "linux",
         "cwnd_growth": "cwnd-limited", "idle_restart": "halve-per-rto",
     },

@@ -659,3 +659,21 @@ fn prr_drives_cwnd_in_rack_recovery_too() {
     assert!(rack.ep.sender.in_recovery);
     assert_eq!(rows, sack);
 }
+
+#[test]
+fn with_linux_prr_the_ack_ending_recovery_also_grows_cwnd_from_ssthresh() {
+    // Linux ends the reduction with cwnd = ssthresh (tcp_end_cwnd_reduction()) and the same
+    // ACK, the state Open again, runs congestion avoidance on what it delivered
+    // (tcp_cong_control()); RFC 6937 (the other bounds) stops at ssthresh.
+    let end_of_recovery = |bound| {
+        let (mut sc, _) = single_loss(Some(bound));
+        sc.ack_sack(s(23), &[(s(23), s(31))]);
+        assert!(!sc.ep.sender.in_recovery);
+        (sc.ssthresh(), sc.cwnd())
+    };
+    assert_eq!(end_of_recovery(ReductionBound::SlowStart), (11 * MSS, 11 * MSS));
+    // The ACK delivers segments 1, 21, 22 and SACKs 23..=30 (2..=20 were SACKed before): 11
+    // segments, one cwnd's worth, so Reno's congestion avoidance (RFC 5681 (3)) adds
+    // MSS·MSS/cwnd.
+    assert_eq!(end_of_recovery(ReductionBound::Linux), (11 * MSS, 11 * MSS + MSS * MSS / (11 * MSS)));
+}

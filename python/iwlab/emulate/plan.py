@@ -239,7 +239,7 @@ def kernel_settings(tcp: dict[str, Any], notes: list[str]) -> Kernel:
         notes.append("tcp.abc_l: Linux counts acknowledged segments (ABC with L = 2 in slow start)")
     if seconds(tcp["granularity"]) > 0:
         notes.append("tcp.granularity: Linux timers have jiffy granularity; not set")
-    if tcp.get("cubic") and tcp["cubic"] != {"ssthresh_from": "cwnd"}:
+    if tcp.get("cubic") and tcp["cubic"] != {"ssthresh_from": "cwnd", "arithmetic": "linux"}:
         notes.append("tcp.cubic: Linux's CUBIC parameters are module-wide; kernel defaults used")
     if tcp["timers"] != "linux":
         notes.append("tcp.timers: Linux computes the RTO and the loss-probe time its own way (timers = \"linux\")")

@@ -473,6 +473,10 @@ pub struct CubicSpec {
     /// What β multiplies at a congestion event: "flight-size" (RFC 9438, default) or "cwnd".
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ssthresh_from: Option<String>,
+    /// How the curve is computed: "rfc9438" (real numbers, default) or "linux" (tcp_cubic.c's
+    /// integer arithmetic).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub arithmetic: Option<String>,
 }
 
 /// IW rule after SYN / SYN-ACK loss.

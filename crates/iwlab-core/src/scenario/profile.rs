@@ -13,7 +13,7 @@ pub const NAMES: &[&str] = &["linux"];
 pub const LINUX: &str = r#"
 mss = 1448                                       # 1500-byte MTU - 40 - 12 bytes of timestamps
 cc = "cubic"                                     # net.ipv4.tcp_congestion_control
-cubic = { ssthresh_from = "cwnd" }               # bictcp_recalc_ssthresh(): from cwnd
+cubic = { ssthresh_from = "cwnd", arithmetic = "linux" } # bictcp_recalc_ssthresh(), bictcp_update()
 abc_l = 65535                                    # tcp_slow_start(): cwnd += every segment ACKed
 sack = true                                      # net.ipv4.tcp_sack = 1
 recovery = "rack"                                # net.ipv4.tcp_recovery = 1: RACK loss detection

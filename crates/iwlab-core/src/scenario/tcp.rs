@@ -7,7 +7,7 @@ use super::model::{DelayedAckSpec, FlagOr, Switch, SynLossSpec, TcpSpec};
 use super::profile;
 use super::units::{Duration, Size};
 use crate::engine::SimDuration;
-use crate::tcp::cc::cubic::SsthreshFrom;
+use crate::tcp::cc::cubic::{CubicArithmetic, SsthreshFrom};
 use crate::tcp::cc::hystart::HyStartKind;
 use crate::tcp::cc::CcConfig;
 use crate::tcp::config::{DelayedAck, RecoveryKind, SynLossRule, TcpConfig};
@@ -121,6 +121,7 @@ pub(crate) fn tcp_config(base: &TcpSpec, over: &TcpSpec, path_of: &dyn Fn(&str) 
             // A `[tcp.cubic]` of the scenario overrides the profile's CUBIC fields one by one.
             if let (Some(mine), Some(profile_cubic)) = (merged.cubic.as_mut(), p.cubic.as_ref()) {
                 mine.ssthresh_from = mine.ssthresh_from.clone().or_else(|| profile_cubic.ssthresh_from.clone());
+                mine.arithmetic = mine.arithmetic.clone().or_else(|| profile_cubic.arithmetic.clone());
             }
             merged
         }
@@ -161,6 +162,15 @@ pub(crate) fn tcp_config(base: &TcpSpec, over: &TcpSpec, path_of: &dyn Fn(&str) 
                     format!("{}.ssthresh_from", path_of("cubic")),
                     format!("{name:?}"),
                     format!("one of {:?}", SsthreshFrom::NAMES),
+                )
+            })?;
+        }
+        if let Some(name) = &cu.arithmetic {
+            cfg.arithmetic = CubicArithmetic::by_name(name).ok_or_else(|| {
+                ScenarioError::value(
+                    format!("{}.arithmetic", path_of("cubic")),
+                    format!("{name:?}"),
+                    format!("one of {:?}", CubicArithmetic::NAMES),
                 )
             })?;
         }

@@ -15,6 +15,7 @@ pub mod pacing;
 pub mod receiver;
 pub mod recovery;
 pub mod rto;
+mod rtt_sample;
 pub mod scoreboard;
 pub mod segment;
 pub mod sender;

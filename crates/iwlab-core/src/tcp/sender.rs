@@ -14,6 +14,7 @@ use super::recovery;
 use super::recovery::prr::{Prr, ReductionBound};
 use super::recovery::tlp::Tlp;
 use super::rto::{RtoRule, RttEstimator};
+use super::rtt_sample::{AckedSegments, RttSamples};
 use super::scoreboard::{DeliveryCtx, Outstanding, Scoreboard};
 use super::segment::Segment;
 use crate::engine::{SimDuration, SimTime};
@@ -326,17 +327,16 @@ impl Sender {
         let ack = seg.ack;
         let acked = ack - self.snd_una;
         let flight_before = self.flight_size();
-        // Pop what is now cumulatively acknowledged; RTT from the newest segment sent once.
-        let mut sample = None;
+        // Pop what is now cumulatively acknowledged, noting the send times Karn's rule allows
+        // an RTT sample from (`rtt_sample.rs`).
+        let mut covered = AckedSegments::default();
         // RFC 6937 DeliveredData: SACKed bytes now cumulatively acknowledged were counted
         // when they were SACKed.
         let sacked_before = self.outstanding.sacked_bytes();
         let ctx = self.delivery_ctx(now, seg);
         while let Some(front) = self.outstanding.front() {
             if front.end() <= ack {
-                if front.tx == 1 {
-                    sample = Some(now - front.sent_at);
-                }
+                covered.note(front);
                 self.outstanding.pop_front(&ctx);
             } else {
                 if front.seq < ack {
@@ -347,12 +347,16 @@ impl Sender {
             }
         }
         let was_sacked = sacked_before - self.outstanding.sacked_bytes();
+        let RttSamples { rto: mut sample, cc: mut cc_sample } = covered.samples(self.rtt.rule(), now);
         if self.timestamps {
             // RFC 7323 §4.1: RTT from the echoed timestamp (immune to retransmission ambiguity).
+            // Linux prefers the send times and falls back on TSecr (tcp_ack_update_rtt()); on
+            // in-order ACKs TSecr echoes the send time of the same (oldest) segment.
             sample = match seg.ts {
                 Some((_, ecr)) if ecr != 0 => Some(SimDuration::from_micros(ts_value(now).wrapping_sub(ecr) as u64)),
                 _ => None,
             };
+            cc_sample = sample;
         }
         if let Some(r) = sample {
             self.rtt.sample(r, ack, self.snd_nxt.max(ack));
@@ -371,13 +375,19 @@ impl Sender {
         let info = AckInfo { now, acked, flight_before, srtt: self.rtt.srtt(), min_rtt: self.rtt.min_rtt() };
         if self.in_recovery {
             recovery::on_ack_in_recovery(self, now, acked, out);
+            let ends_reduction = !self.in_recovery && self.prr_bound.is_some_and(|b| b.grows_on_the_ack_ending_it());
+            if ends_reduction && grow && self.cwnd_limited() {
+                // Linux: cwnd = ssthresh (tcp_end_cwnd_reduction()), then congestion avoidance
+                // on the segments this ACK delivered (tcp_cong_control(), acked_sacked).
+                self.cc.on_ack(&mut self.w, &AckInfo { acked: self.delivered, ..info });
+            }
         } else {
             self.dupacks = 0;
             if grow && self.cwnd_limited() {
                 // HyStart (RFC 9406) takes slow start's growth while it is active.
                 let (snd_nxt, w) = (self.snd_nxt, &mut self.w);
                 let grown = match &mut self.hystart {
-                    Some(h) if h.active(w) => h.on_ack(w, acked, ack, snd_nxt, sample),
+                    Some(h) if h.active(w) => h.on_ack(w, acked, ack, snd_nxt, cc_sample),
                     _ => false,
                 };
                 if !grown {
@@ -596,6 +606,9 @@ impl Sender {
 
     fn push_new(&mut self, now: SimTime, len: u32, fin: bool, out: &mut Vec<TxSeg>) {
         let seq = self.snd_nxt;
+        if let (0, Some(last)) = (self.flight_size(), self.last_send) {
+            self.cc.on_tx_start(now, last); // Linux CA_EVENT_TX_START (tcp_event_data_sent())
+        }
         self.outstanding.push(Outstanding::new(seq, len, fin, now));
         self.snd_nxt += len as u64 + fin as u64;
         self.snd_max = self.snd_max.max(self.snd_nxt);

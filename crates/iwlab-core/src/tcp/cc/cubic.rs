@@ -59,6 +59,29 @@ pub struct CubicConfig {
     pub reno_friendly: bool,
     /// What β multiplies at a congestion event (RFC 9438 §4.6).
     pub ssthresh_from: SsthreshFrom,
+    /// Real-number RFC 9438 (this file) or Linux's integer `bictcp_update()` (`cubic_linux.rs`).
+    pub arithmetic: CubicArithmetic,
+}
+
+/// How the CUBIC curve is computed.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum CubicArithmetic {
+    /// RFC 9438 in real numbers, cwnd in bytes.
+    Rfc9438,
+    /// Linux net/ipv4/tcp_cubic.c: whole segments, jiffies, truncated cubic term.
+    Linux,
+}
+
+impl CubicArithmetic {
+    pub const NAMES: [&'static str; 2] = ["rfc9438", "linux"];
+
+    pub fn by_name(name: &str) -> Option<CubicArithmetic> {
+        match name {
+            "rfc9438" => Some(CubicArithmetic::Rfc9438),
+            "linux" => Some(CubicArithmetic::Linux),
+            _ => None,
+        }
+    }
 }
 
 /// The quantity a congestion event multiplies by β_cubic to get the new ssthresh.
@@ -90,6 +113,7 @@ impl Default for CubicConfig {
             fast_convergence: true,
             reno_friendly: true,
             ssthresh_from: SsthreshFrom::FlightSize,
+            arithmetic: CubicArithmetic::Rfc9438,
         }
     }
 }

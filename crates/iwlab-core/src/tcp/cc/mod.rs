@@ -5,11 +5,13 @@
 //! cwnd during recovery) is `tcp::recovery`'s job, and the *initial* window is `tcp::iw`'s.
 
 pub mod cubic;
+pub mod cubic_linux;
 pub mod hystart;
 pub mod reno;
 
 use crate::engine::{SimDuration, SimTime};
-pub use cubic::{Cubic, CubicConfig};
+pub use cubic::{Cubic, CubicArithmetic, CubicConfig};
+pub use cubic_linux::CubicLinux;
 pub use reno::Reno;
 
 /// The sender's window arithmetic, in bytes.
@@ -58,6 +60,9 @@ pub trait CongestionControl {
     fn on_recovery_exit(&mut self, _w: &mut Window, _now: SimTime) {}
     /// The connection restarts after idle (RFC 5681 §4.1).
     fn on_idle_restart(&mut self, _w: &mut Window, _now: SimTime) {}
+    /// Data leaves while nothing is in flight (Linux `CA_EVENT_TX_START`); data last left at
+    /// `last_send`.
+    fn on_tx_start(&mut self, _now: SimTime, _last_send: SimTime) {}
 }
 
 /// Congestion controllers by name.
@@ -81,6 +86,7 @@ impl CcConfig {
     pub fn build(&self) -> AnyCc {
         match self {
             CcConfig::Reno => AnyCc::Reno(Reno),
+            CcConfig::Cubic(c) if c.arithmetic == CubicArithmetic::Linux => AnyCc::CubicLinux(CubicLinux::new(c)),
             CcConfig::Cubic(c) => AnyCc::Cubic(Cubic::new(c.clone())),
         }
     }
@@ -89,6 +95,7 @@ impl CcConfig {
 pub enum AnyCc {
     Reno(Reno),
     Cubic(Cubic),
+    CubicLinux(CubicLinux),
 }
 
 macro_rules! each_cc {
@@ -96,6 +103,7 @@ macro_rules! each_cc {
         match $self {
             AnyCc::Reno($c) => $e,
             AnyCc::Cubic($c) => $e,
+            AnyCc::CubicLinux($c) => $e,
         }
     };
 }
@@ -115,5 +123,8 @@ impl CongestionControl for AnyCc {
     }
     fn on_idle_restart(&mut self, w: &mut Window, now: SimTime) {
         each_cc!(self, c => c.on_idle_restart(w, now))
+    }
+    fn on_tx_start(&mut self, now: SimTime, last_send: SimTime) {
+        each_cc!(self, c => c.on_tx_start(now, last_send))
     }
 }

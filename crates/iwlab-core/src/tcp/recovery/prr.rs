@@ -9,7 +9,8 @@
 //! - [`ReductionBound::SlowStart`] (PRR-SSRB, the RFC's recommendation): one SMSS more per ACK.
 //! - [`ReductionBound::Linux`]: PRR-SSRB with the extra SMSS only on an ACK that advances
 //!   snd.una and reports no new loss — Linux's `tcp_cwnd_reduction()` (net/ipv4/tcp_input.c,
-//!   in 6.x) and the "safe ACK" rule of RFC 9937, which obsoletes RFC 6937.
+//!   in 6.x) and the "safe ACK" rule of RFC 9937, which obsoletes RFC 6937. With it, the ACK
+//!   that ends recovery also grows cwnd from ssthresh, as Linux's does.
 //!
 //! The caller (SACK-based recovery) computes DeliveredData and pipe per ACK, calls
 //! [`Prr::on_ack`] and sets cwnd = pipe + sndcnt, so RFC 6675's "send while cwnd − pipe ≥
@@ -30,6 +31,14 @@ pub enum ReductionBound {
 }
 
 impl ReductionBound {
+    /// Does the ACK that ends the reduction also grow cwnd? RFC 6937 ends recovery with
+    /// cwnd = ssthresh; Linux sets that (tcp_end_cwnd_reduction()) and then, the state being
+    /// Open again, runs congestion avoidance on what the same ACK delivered (tcp_ack() →
+    /// tcp_cong_control() → tcp_cong_avoid()).
+    pub fn grows_on_the_ack_ending_it(self) -> bool {
+        self == ReductionBound::Linux
+    }
+
     pub const NAMES: &'static [&'static str] = &["crb", "ssrb", "linux"];
     pub fn by_name(name: &str) -> Result<Self, String> {
         match name {
