@@ -138,7 +138,7 @@ impl Endpoint {
         let bytes_acked = s.snd_una.saturating_sub(1).min(s.bytes_written());
         let ca_state = if s.in_recovery {
             TCP_CA_RECOVERY
-        } else if s.stats.timeouts > 0 && s.snd_una < s.recover {
+        } else if s.in_rto_loss && s.snd_una < s.recover {
             TCP_CA_LOSS
         } else if sacked > 0 || s.dupacks > 0 {
             TCP_CA_DISORDER
