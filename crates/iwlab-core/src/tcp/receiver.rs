@@ -286,6 +286,52 @@ mod tests {
         r.on_segment(t(at), 1 + n * MSS as u64, MSS, false, false, false)
     }
 
+    fn dsack_receiver() -> Receiver {
+        Receiver::new(1, None).with_dsack(true)
+    }
+
+    #[test]
+    fn a_duplicate_below_the_cumulative_ack_is_reported_once_in_a_first_block() {
+        // RFC 2883 §4 (1): the first SACK block of the ACK that follows a duplicate is the
+        // duplicate's range; the next ACK no longer carries it.
+        let mut r = dsack_receiver();
+        seg(&mut r, 0, 0);
+        seg(&mut r, 1, 1);
+        assert_eq!(seg(&mut r, 2, 0), AckNeed::Now);
+        assert_eq!(r.sack_blocks(3).as_slice(), &[(1, 1001)]);
+        r.on_ack_sent();
+        assert!(r.sack_blocks(3).is_empty());
+    }
+
+    #[test]
+    fn a_duplicate_of_out_of_order_data_comes_first_then_the_block_holding_it() {
+        // RFC 2883 §4 (2): segment 0 missing; 1 and 2 held; 2 arrives again.
+        let mut r = dsack_receiver();
+        seg(&mut r, 0, 1);
+        seg(&mut r, 1, 2);
+        r.on_ack_sent();
+        seg(&mut r, 2, 2);
+        assert_eq!(r.sack_blocks(3).as_slice(), &[(2001, 3001), (1001, 3001)]);
+    }
+
+    #[test]
+    fn a_partly_old_segment_reports_its_old_part() {
+        // Linux tcp_data_queue(): seq < rcv_nxt < end_seq → tcp_dsack_set(seq, rcv_nxt).
+        let mut r = dsack_receiver();
+        seg(&mut r, 0, 0);
+        r.on_segment(t(1), 501, MSS, false, false, false);
+        assert_eq!(r.sack_blocks(3).as_slice(), &[(501, 1001)]);
+        assert_eq!(r.rcv_nxt, 1501);
+    }
+
+    #[test]
+    fn without_dsack_duplicates_are_not_reported() {
+        let mut r = Receiver::new(1, None);
+        seg(&mut r, 0, 0);
+        seg(&mut r, 1, 0);
+        assert!(r.sack_blocks(3).is_empty());
+    }
+
     #[test]
     fn every_second_full_segment_is_acknowledged() {
         let mut r = delayed();

@@ -150,4 +150,64 @@ mod tests {
         assert_eq!(block(&seg(1001, &[(3001, 4001)])), None);
         assert_eq!(block(&seg(1001, &[])), None);
     }
+
+    use crate::engine::SimDuration;
+    use crate::tcp::config::{RecoveryKind, TcpConfig};
+
+    /// A RACK sender with D-SACK, min RTT 400 ms, one retransmission sent, reordering seen.
+    fn sender(reordering_seen: bool) -> Sender {
+        let cfg = TcpConfig { mss: 1000, recovery: RecoveryKind::Rack, sack: true, dsack: true, ..TcpConfig::default() };
+        let mut s = Sender::new(&cfg, true, false);
+        s.rtt.sample(SimDuration::from_millis(400), 1, 1);
+        s.stats.retransmits = 1;
+        s.outstanding.rack.as_deref_mut().unwrap().reordering_seen = reordering_seen;
+        s
+    }
+
+    fn ms(x: u64) -> SimTime {
+        SimTime::ZERO + SimDuration::from_millis(x)
+    }
+
+    #[test]
+    fn after_reordering_a_dsack_doubles_the_reordering_window_for_sixteen_recoveries() {
+        // tcp_rack_update_reo_wnd(): reo_wnd_steps 1 → 2, reo_wnd_persist = 16; each recovery
+        // ending without an undo counts it down; at 0 the next delivery resets the steps.
+        let mut s = sender(true);
+        assert_eq!(super::super::rack::reo_wnd(&s), SimDuration::from_millis(100));
+        on_ack(&mut s, &seg(4001, &[(2001, 3001)]), None);
+        update_reo_wnd(&mut s, ms(1000));
+        assert_eq!(s.dsack.reo_wnd_steps, 2);
+        assert_eq!(super::super::rack::reo_wnd(&s), SimDuration::from_millis(200));
+        for _ in 0..15 {
+            s.dsack.recovery_ended();
+            update_reo_wnd(&mut s, ms(2000));
+        }
+        assert_eq!(s.dsack.reo_wnd_steps, 2, "kept for 16 recoveries");
+        s.dsack.recovery_ended();
+        update_reo_wnd(&mut s, ms(3000));
+        assert_eq!(s.dsack.reo_wnd_steps, 1);
+    }
+
+    #[test]
+    fn without_reordering_or_beyond_the_retransmissions_sent_a_dsack_leaves_the_window() {
+        // tcp_dsack_seen(): rack.dsack_seen only once reordering was seen; and no more
+        // duplicates believed than retransmissions sent (dsack_dups > total_retrans).
+        let mut s = sender(false);
+        on_ack(&mut s, &seg(4001, &[(2001, 3001)]), None);
+        update_reo_wnd(&mut s, ms(1000));
+        assert_eq!(s.dsack.reo_wnd_steps, 1);
+        let mut s = sender(true);
+        on_ack(&mut s, &seg(4001, &[(1001, 3001)]), None); // two segments, one resent
+        update_reo_wnd(&mut s, ms(1000));
+        assert_eq!(s.dsack.reo_wnd_steps, 1);
+    }
+
+    #[test]
+    fn a_dsack_of_a_loss_probe_does_not_widen_the_window() {
+        // FLAG_DSACK_TLP: a probe is timer-driven, not a RACK decision.
+        let mut s = sender(true);
+        on_ack(&mut s, &seg(4001, &[(2001, 3001)]), Some(3001));
+        update_reo_wnd(&mut s, ms(1000));
+        assert_eq!(s.dsack.reo_wnd_steps, 1);
+    }
 }

@@ -301,7 +301,7 @@ mod tests {
     use crate::tcp::cc::CcConfig;
     use crate::tcp::config::{RecoveryKind, TcpConfig};
     use crate::tcp::segment::{Flags, SackBlocks, Segment};
-    use crate::tcp::sender::{Sender, TxSeg};
+    use crate::tcp::sender::{ts_value, Sender, TxSeg};
 
     const MSS: u64 = 1000;
 
@@ -431,6 +431,41 @@ mod tests {
         ack(&mut s, at(200), seq(11), &[(seq(1), seq(2))]);
         assert_eq!(s.undo.marker(), None, "the marker is cleared by the undo");
         assert_eq!((s.w.cwnd, s.w.ssthresh), (10 * MSS, u64::MAX));
+    }
+
+    #[test]
+    fn an_ack_echoing_a_timestamp_older_than_the_retransmission_undoes_the_rto() {
+        // tcp_try_undo_loss(sk, false) with tcp_packet_delayed() (RFC 3522 Eifel): the ACK of
+        // segment 1 echoes the TSval of its original transmission (t = 0), not of the resend.
+        let cfg = TcpConfig {
+            mss: MSS as u32,
+            cc: CcConfig::by_name("cubic").unwrap(),
+            recovery: RecoveryKind::Rack,
+            sack: true,
+            timestamps: true,
+            undo: true,
+            rto_keeps_reduced_ssthresh: true,
+            ..TcpConfig::default()
+        };
+        let after_rto = || {
+            let mut s = Sender::new(&cfg, true, true);
+            s.write(10 * MSS);
+            s.start(10 * MSS);
+            s.transmit(at(0), &mut vec![]);
+            rto(&mut s);
+            assert_eq!(s.w.ssthresh, 7 * MSS);
+            s
+        };
+        let echo = |ecr: u32| Segment { seq: 1, ack: seq(2), flags: Flags::ACK, wnd: 1 << 30, ts: Some((1, ecr)), ..Default::default() };
+        // Echo of the retransmission (sent at the first RTO, before `t`): no undo.
+        let mut late = after_rto();
+        let t = late.rto_deadline_only().unwrap();
+        late.on_ack(t, &echo(ts_value(t)), false, &mut vec![]);
+        assert_eq!(late.w.ssthresh, 7 * MSS);
+        let mut s = after_rto();
+        s.on_ack(t, &echo(ts_value(at(0))), false, &mut vec![]);
+        assert_eq!(s.w.ssthresh, u64::MAX);
+        assert!(s.w.cwnd >= 10 * MSS && !s.in_rto_loss);
     }
 
     #[test]
