@@ -450,7 +450,8 @@ pub struct TcpSpec {
     pub dsack: Option<bool>,
     /// Undo a cwnd reduction shown spurious (Linux tcp_try_undo_*: every retransmission of the
     /// episode D-SACKed, or a timestamp echo older than the first retransmission, RFC 3522):
-    /// cwnd and ssthresh back to their values before it (default false).
+    /// cwnd and ssthresh back to their values before it (default false). F-RTO's own undo
+    /// comes with `frto`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub undo: Option<bool>,
 }

@@ -156,7 +156,8 @@ mod tests {
 
     /// A RACK sender with D-SACK, min RTT 400 ms, one retransmission sent, reordering seen.
     fn sender(reordering_seen: bool) -> Sender {
-        let cfg = TcpConfig { mss: 1000, recovery: RecoveryKind::Rack, sack: true, dsack: true, ..TcpConfig::default() };
+        let cfg =
+            TcpConfig { mss: 1000, recovery: RecoveryKind::Rack, sack: true, dsack: true, ..TcpConfig::default() };
         let mut s = Sender::new(&cfg, true, false);
         s.rtt.sample(SimDuration::from_millis(400), 1, 1);
         s.stats.retransmits = 1;

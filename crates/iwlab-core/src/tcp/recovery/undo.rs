@@ -130,7 +130,8 @@ pub(crate) fn on_enter_recovery(s: &mut Sender) {
 /// the RTO interrupted fast recovery on its first expiry (`new_recovery ||
 /// icsk_retransmits`).
 pub(crate) fn on_enter_loss(s: &mut Sender, reduced: bool) {
-    if s.undo.enabled && !reduced {
+    // F-RTO's undo needs the values too, also without the D-SACK and timestamp undos.
+    if (s.undo.enabled || s.undo.frto_enabled) && !reduced {
         let (una, cwnd, ssthresh) = (s.snd_una, s.w.cwnd, current_ssthresh(s));
         s.undo.init(una, cwnd, ssthresh);
     }
@@ -376,6 +377,15 @@ mod tests {
     }
 
     #[test]
+    fn frto_undoes_a_spurious_rto_also_without_the_dsack_and_timestamp_undos() {
+        let mut s = sender(false, true, 10, 30);
+        rto(&mut s);
+        let t = s.rto_deadline_only().unwrap();
+        ack(&mut s, t + SimDuration::from_millis(10), seq(3), &[]);
+        assert_eq!((s.w.cwnd, s.w.ssthresh), (12 * MSS, u64::MAX));
+    }
+
+    #[test]
     fn without_frto_the_same_ack_keeps_the_reduction() {
         let mut s = sender(true, false, 10, 30);
         rto(&mut s);
@@ -456,7 +466,14 @@ mod tests {
             assert_eq!(s.w.ssthresh, 7 * MSS);
             s
         };
-        let echo = |ecr: u32| Segment { seq: 1, ack: seq(2), flags: Flags::ACK, wnd: 1 << 30, ts: Some((1, ecr)), ..Default::default() };
+        let echo = |ecr: u32| Segment {
+            seq: 1,
+            ack: seq(2),
+            flags: Flags::ACK,
+            wnd: 1 << 30,
+            ts: Some((1, ecr)),
+            ..Default::default()
+        };
         // Echo of the retransmission (sent at the first RTO, before `t`): no undo.
         let mut late = after_rto();
         let t = late.rto_deadline_only().unwrap();
