@@ -323,8 +323,9 @@ impl Sender {
         self.newly_sacked = 0;
         self.delivered = 0;
         self.ack_advanced = ack > self.snd_una;
+        let mut dsacking = false;
         if self.sack && !seg.sack.is_empty() {
-            recovery::dsack::on_ack(self, seg, probe_end);
+            dsacking = recovery::dsack::on_ack(self, seg, probe_end);
             self.update_scoreboard(now, seg);
         }
         self.delivered = self.newly_sacked;
@@ -347,11 +348,13 @@ impl Sender {
                     in_loss,
                     advanced: false,
                     orig_acked,
-                    sacked_or_dup: self.newly_sacked > 0 || (dup && dsack.is_none()),
+                    sacked_or_dup: self.newly_sacked > 0 || (dup && !dsacking),
                 };
                 recovery::undo::process_loss(self, now, a);
             }
-            if dup {
+            // Linux counts no duplicate ACK that carries a trusted D-SACK (FLAG_DSACKING_ACK): it
+            // reports a needless resend, not a segment that left the network.
+            if dup && !dsacking {
                 // RFC 5681 §2 DUPLICATE ACKNOWLEDGMENT (conditions a–d).
                 self.dupacks += 1;
                 recovery::on_dupack(self, now, out);

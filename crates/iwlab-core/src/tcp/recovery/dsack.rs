@@ -77,19 +77,20 @@ pub(crate) fn block(seg: &Segment) -> Option<(u64, u64)> {
 }
 
 /// Reads the ACK's D-SACK block (before its SACK blocks mark the scoreboard; snd.una is still
-/// the value before this ACK). `probe_end`: TLP.end_seq of a probe in flight.
-pub(crate) fn on_ack(s: &mut Sender, seg: &Segment, probe_end: Option<u64>) {
+/// the value before this ACK). `probe_end`: TLP.end_seq of a probe in flight. True if the ACK
+/// carried a D-SACK the sender believes (Linux FLAG_DSACKING_ACK).
+pub(crate) fn on_ack(s: &mut Sender, seg: &Segment, probe_end: Option<u64>) -> bool {
     if !s.dsack.enabled {
-        return;
+        return false;
     }
-    let Some((start, end)) = block(seg) else { return };
+    let Some((start, end)) = block(seg) else { return false };
     let len = end - start;
     let mss = s.w.mss;
     let segs = if len > mss { len.div_ceil(mss) } else { 1 };
     // tcp_dsack_seen(): not believed beyond the retransmissions actually sent.
     s.dsack.dups += segs;
     if s.dsack.dups > s.stats.retransmits {
-        return;
+        return false;
     }
     let probe = len <= mss && probe_end == Some(end);
     let reordering_seen = s.outstanding.rack.as_deref().is_some_and(|r| r.reordering_seen);
@@ -102,6 +103,7 @@ pub(crate) fn on_ack(s: &mut Sender, seg: &Segment, probe_end: Option<u64>) {
         s.outstanding.resent_within(start, end)
     };
     s.undo.duplicates(resent, end);
+    true
 }
 
 /// `tcp_rack_update_reo_wnd()`, on an ACK that delivered data (newly ACKed or SACKed), before
@@ -201,6 +203,25 @@ mod tests {
         on_ack(&mut s, &seg(4001, &[(1001, 3001)]), None); // two segments, one resent
         update_reo_wnd(&mut s, ms(1000));
         assert_eq!(s.dsack.reo_wnd_steps, 1);
+    }
+
+    #[test]
+    fn an_ack_carrying_a_believed_dsack_is_not_a_duplicate_ack() {
+        // Linux tcp_ack(): num_dupack = 0 with FLAG_DSACKING_ACK. Segments 1..=10 out, 3
+        // resent; the first ACK SACKs 2..=3, the second reports 3 again inside that block.
+        let run = |dsack: bool| {
+            let cfg = TcpConfig { mss: 1000, recovery: RecoveryKind::Sack, sack: true, dsack, ..TcpConfig::default() };
+            let mut s = Sender::new(&cfg, true, false);
+            s.write(10_000);
+            s.start(10_000);
+            s.transmit(ms(0), &mut vec![]);
+            s.retransmit(ms(1), 2001, &mut vec![]);
+            s.on_ack(ms(100), &seg(1, &[(1001, 3001)]), false, &mut vec![]);
+            s.on_ack(ms(101), &seg(1, &[(2001, 3001), (1001, 3001)]), false, &mut vec![]);
+            s.dupacks
+        };
+        assert_eq!(run(true), 1);
+        assert_eq!(run(false), 2, "without tcp.dsack it is an ordinary duplicate ACK");
     }
 
     #[test]
