@@ -288,6 +288,12 @@ class Tcp(_Model):
     idle_restart: Optional[Literal["rfc5681", "halve-per-rto"]] = Field(
         None, description="'rfc5681' (min(IW, cwnd) after idle; default) or 'halve-per-rto' "
                           "(Linux tcp_cwnd_restart: halve once per RTO of idle, down to min(IW, cwnd))")
+    frto: Optional[bool] = Field(
+        None, description="F-RTO after an RTO (RFC 5682 with SACK, Linux tcp_frto = 2): undo a spurious RTO (default false)")
+    dsack: Optional[bool] = Field(
+        None, description="D-SACK (RFC 2883): report duplicate segments; use the reports to undo and adapt RACK (default false)")
+    undo: Optional[bool] = Field(
+        None, description="Undo a cwnd reduction shown spurious by D-SACKs or timestamps (Linux tcp_try_undo_*; default false)")
 
 
 # `tcp.profile` values, as crates/iwlab-core/src/scenario/profile.rs defines them (the emulator
@@ -301,6 +307,7 @@ PROFILES: dict[str, dict[str, Any]] = {
         "cubic": {"ssthresh_from": "cwnd", "arithmetic": "linux"}, "timers": "linux", "rto_ssthresh": "once-per-window",
         "pacer": "linux",
         "cwnd_growth": "cwnd-limited", "idle_restart": "halve-per-rto",
+        "frto": True, "dsack": True, "undo": True,
     },
 }
 

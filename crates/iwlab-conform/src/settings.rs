@@ -27,11 +27,7 @@ pub struct Settings {
 
 impl Default for Settings {
     fn default() -> Self {
-        Settings {
-            spec: TcpSpec { profile: Some("linux".into()), ..TcpSpec::default() },
-            initcwnd: 10,
-            maxseg: None,
-        }
+        Settings { spec: TcpSpec { profile: Some("linux".into()), ..TcpSpec::default() }, initcwnd: 10, maxseg: None }
     }
 }
 
@@ -149,6 +145,19 @@ impl Settings {
                 self.spec.restart_after_idle = Some(b);
                 set(format!("restart_after_idle = {b}"))
             }),
+            // Any non-zero value turns F-RTO on (with SACK it is RFC 5682's SACK-enhanced
+            // version whatever the value: tcp_enter_loss() reads it as a flag).
+            "tcp_frto" => v.parse::<u32>().map_or_else(
+                |_| bad(),
+                |n| {
+                    self.spec.frto = Some(n != 0);
+                    set(format!("frto = {}", n != 0))
+                },
+            ),
+            "tcp_dsack" => flag(v).map_or_else(bad, |b| {
+                self.spec.dsack = Some(b);
+                set(format!("dsack = {b}"))
+            }),
             "tcp_congestion_control" => self.congestion(v),
             // 1 = request ECN on outgoing connections and accept it; 0 = never. (2, accept only
             // when requested, has no single engine switch.)
@@ -249,20 +258,31 @@ mod tests {
     fn modelled_sysctls_change_the_config_and_others_are_ignored() {
         let mut s = Settings::default();
         let r = s.shell(
-            "sysctl -q net.ipv4.tcp_sack=0 net.ipv4.tcp_dsack=1 net.ipv4.tcp_rmem=\"4096 540000 15728640\"; echo 0 > /proc/sys/net/ipv4/tcp_timestamps\n\
+            "sysctl -q net.ipv4.tcp_sack=0 net.ipv4.tcp_dsack=0 net.ipv4.tcp_rmem=\"4096 540000 15728640\"; echo 0 > /proc/sys/net/ipv4/tcp_timestamps\n\
              ip route change local 192.0.2.1 dev lo initcwnd 4\ntc qdisc add dev tun0 root pfifo",
             Path::new("."),
             0,
         );
-        assert!(matches!(r[0], Applied::Set(_)) && matches!(r[1], Applied::Ignored(_)));
+        assert!(matches!(r[0], Applied::Set(_)) && matches!(r[1], Applied::Set(_)));
         assert_eq!(r[2], Applied::Ignored("net.ipv4.tcp_rmem=4096 540000 15728640: not modelled by the engine".into()));
         assert!(matches!(r[3], Applied::Set(_)) && matches!(r[4], Applied::Set(_)));
         assert!(matches!(r[5], Applied::Ignored(_)));
         assert_eq!(r.len(), 6);
         assert_eq!(s.initcwnd, 4);
         let c = s.config(Some(1000), false).unwrap();
-        assert!(!c.sack && !c.timestamps);
+        assert!(!c.sack && !c.timestamps && !c.dsack);
         assert_eq!(c.mss, 1000);
+    }
+
+    #[test]
+    fn tcp_frto_zero_turns_frto_off_and_any_other_value_on() {
+        let mut s = Settings::default();
+        assert!(s.config(Some(1000), false).unwrap().frto, "the linux profile runs F-RTO");
+        let r = s.shell("sysctl -q net.ipv4.tcp_frto=0", Path::new("."), 0);
+        assert_eq!(r[0], Applied::Set("net.ipv4.tcp_frto=0 → tcp.frto = false".into()));
+        assert!(!s.config(Some(1000), false).unwrap().frto);
+        s.shell("sysctl -q net.ipv4.tcp_frto=2", Path::new("."), 0);
+        assert!(s.config(Some(1000), false).unwrap().frto);
     }
 
     #[test]

@@ -58,8 +58,5 @@ fn send_flags_are_reported_as_not_modelled() {
     let f = corpus_dir().join("limited-transmit-one-segment-skbs.pkt");
     let r = iwlab_conform::run_file(&f, None);
     let notes = &r.result.as_ref().expect("parses").notes;
-    assert!(
-        notes.iter().any(|n| n.kind == "ignored" && n.message.contains("MSG_EOR")),
-        "{notes:?}"
-    );
+    assert!(notes.iter().any(|n| n.kind == "ignored" && n.message.contains("MSG_EOR")), "{notes:?}");
 }

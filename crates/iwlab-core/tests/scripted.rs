@@ -546,6 +546,34 @@ fn a_duplicate_ack_without_sack_ends_the_tlp_episode_without_reduction() {
     assert!(sc.cwnd() >= cwnd);
 }
 
+#[test]
+fn a_dsack_of_the_probe_ends_the_tlp_episode_without_reduction() {
+    // Linux tcp_process_tlp_ack(), FLAG_DSACK_TLP: the original arrived late and the receiver
+    // reports the probe as a duplicate (RFC 2883) — nothing was lost, even though the ACK
+    // carries a SACK block and the next one advances past TLP.end_seq.
+    let cfg = TcpConfig {
+        mss: MSS as u32,
+        recovery: RecoveryKind::Rack,
+        sack: true,
+        tlp: true,
+        dsack: true,
+        delayed_ack: None,
+        ..TcpConfig::default()
+    };
+    let (mut sc, _) = Script::with_config(&cfg, 10, 9);
+    sc.ack_at(ms(200), s(9), &[]);
+    sc.run_until(ms(400)); // the probe resends segment 9
+    sc.ack_at(ms(450), s(10), &[]); // the original's (late) ACK
+    sc.ack_at(ms(500), s(10), &[(s(9), s(10))]); // the probe, reported as a duplicate
+    sc.out.clear();
+    sc.ep.write(sc.now, MSS, &mut sc.iw, &mut sc.out);
+    let (cwnd, ssthresh) = (sc.cwnd(), sc.ssthresh());
+    sc.ack_at(ms(600), s(11), &[]);
+    assert_eq!(sc.ep.sender.stats.tlp_repairs, 0);
+    assert_eq!(sc.ssthresh(), ssthresh);
+    assert!(sc.cwnd() >= cwnd);
+}
+
 // ---------------------------------------------------------------------------------------
 // RFC 6937 PRR (`tcp.prr`): cwnd ACK by ACK in SACK and RACK recovery
 

@@ -135,8 +135,17 @@ fn column_buffers<'py>(py: Python<'py>, col: &Column) -> PyResult<Bound<'py, PyT
             ("str", v.len(), b(&text), none(), 0, b(bytes_of(&offsets)))
         }
     };
-    PyTuple::new(py, [kind.into_pyobject(py)?.into_any(), n.into_pyobject(py)?.into_any(), data, valid,
-                      nulls.into_pyobject(py)?.into_any(), offsets])
+    PyTuple::new(
+        py,
+        [
+            kind.into_pyobject(py)?.into_any(),
+            n.into_pyobject(py)?.into_any(),
+            data,
+            valid,
+            nulls.into_pyobject(py)?.into_any(),
+            offsets,
+        ],
+    )
 }
 
 /// Hands `table` to `sink(name, columns)`, columns as `column_buffers` in table order.
@@ -239,7 +248,8 @@ fn run<'py>(
             return Ok((Some(results), summary, iw_table, wall, cpu));
         };
         let core = &sim.core;
-        let completed = for_each_flow_chunk(core, warmup, CHUNK, |t| Python::with_gil(|py| emit(py, &sink, "flows", &t)))?;
+        let completed =
+            for_each_flow_chunk(core, warmup, CHUNK, |t| Python::with_gil(|py| emit(py, &sink, "flows", &t)))?;
         emit_chunked(&sink, "pages", &core.records.pages, |rows| page_table(rows, warmup))?;
         emit_chunked(&sink, "links", &link_records(core, end), |rows| link_table(rows))?;
         emit_chunked(&sink, "queues", &core.records.queue, queue_table)?;

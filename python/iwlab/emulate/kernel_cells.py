@@ -113,7 +113,7 @@ def main(argv: list[str] | None = None) -> None:
         k, sep, v = kv.partition("=")
         if not sep or not k:
             p.error(f"--sim-tcp {kv!r}: expected FIELD=VALUE")
-        sim_tcp[k] = v
+        sim_tcp[k] = _scalar(v)
     (a.out / "kernel").mkdir(parents=True, exist_ok=True)
     rows = []
     for name, (sc, segs, dur) in cells().items():
@@ -147,7 +147,17 @@ def main(argv: list[str] | None = None) -> None:
     (a.out / "cells.md").write_text(table(t) + "\n")
 
 
-def with_tcp(sc: Any, fields: dict[str, str]) -> Any:
+def _scalar(v: str) -> Any:
+    """A `--sim-tcp` value as TOML reads it (`false`, `3`), else the string itself."""
+    import tomllib
+
+    try:
+        return tomllib.loads(f"v = {v}")["v"]
+    except tomllib.TOMLDecodeError:
+        return v
+
+
+def with_tcp(sc: Any, fields: dict[str, Any]) -> Any:
     """`sc` with these `[tcp]` fields set (over its profile); a bad value fails as in a scenario file."""
     import copy
 

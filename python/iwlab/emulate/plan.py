@@ -199,6 +199,9 @@ def kernel_settings(tcp: dict[str, Any], notes: list[str]) -> Kernel:
         "net.ipv4.tcp_synack_retries": str(min(max(syn_retries, 1), 255)),
         "net.ipv4.tcp_reordering": str(int(tcp["dupthresh"])),
         "net.ipv4.tcp_autocorking": "0",
+        # F-RTO (2 = RFC 5682's SACK-enhanced version, the default) and D-SACK as the scenario says.
+        "net.ipv4.tcp_frto": "2" if tcp.get("frto") else "0",
+        "net.ipv4.tcp_dsack": str(int(bool(tcp.get("dsack")))),
     }
     optional = {
         # The default CC of a namespace may only be one the root namespace allows (EPERM
@@ -245,6 +248,9 @@ def kernel_settings(tcp: dict[str, Any], notes: list[str]) -> Kernel:
         notes.append("tcp.timers: Linux computes the RTO and the loss-probe time its own way (timers = \"linux\")")
     if tcp["rto_ssthresh"] != "once-per-window":
         notes.append("tcp.rto_ssthresh: Linux reduces ssthresh once per loss episode (\"once-per-window\")")
+    if not tcp.get("undo"):
+        notes.append("tcp.undo = false: Linux always undoes a reduction D-SACKs or timestamps show spurious "
+                     "(tcp_try_undo_*; without D-SACK only the timestamp test remains)")
     if tcp["cwnd_growth"] != "cwnd-limited":
         notes.append("tcp.cwnd_growth: Linux grows cwnd only while the flow fills its window (\"cwnd-limited\")")
     if tcp["restart_after_idle"] and tcp["idle_restart"] != "halve-per-rto":

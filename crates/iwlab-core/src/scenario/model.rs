@@ -438,6 +438,22 @@ pub struct TcpSpec {
     /// (Linux tcp_cwnd_restart: cwnd halves once per RTO of idle, down to min(IW, cwnd)).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub idle_restart: Option<String>,
+    /// F-RTO (RFC 5682 with SACK, Linux net.ipv4.tcp_frto = 2): after an RTO, an ACK of data
+    /// never retransmitted shows the timeout was spurious and undoes it; the first ACK of the
+    /// retransmission lets new data out instead of more retransmissions (default false).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub frto: Option<bool>,
+    /// D-SACK (RFC 2883, Linux net.ipv4.tcp_dsack = 1): the receiver reports duplicate
+    /// segments in a first SACK block; the sender counts retransmissions so shown needless and
+    /// widens RACK's reordering window (default false).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub dsack: Option<bool>,
+    /// Undo a cwnd reduction shown spurious (Linux tcp_try_undo_*: every retransmission of the
+    /// episode D-SACKed, or a timestamp echo older than the first retransmission, RFC 3522):
+    /// cwnd and ssthresh back to their values before it (default false). F-RTO's own undo
+    /// comes with `frto`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub undo: Option<bool>,
 }
 
 /// `true`, `false` or a variant name.

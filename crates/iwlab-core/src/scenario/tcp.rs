@@ -55,7 +55,10 @@ macro_rules! tcp_spec_fields {
             timers,
             rto_ssthresh,
             cwnd_growth,
-            idle_restart
+            idle_restart,
+            frto,
+            dsack,
+            undo
         )
     };
 }
@@ -248,6 +251,9 @@ pub(crate) fn tcp_config(base: &TcpSpec, over: &TcpSpec, path_of: &dyn Fn(&str) 
         };
     }
     c.restart_after_idle = s.restart_after_idle.unwrap_or(c.restart_after_idle);
+    c.frto = s.frto.unwrap_or(c.frto);
+    c.dsack = s.dsack.unwrap_or(c.dsack);
+    c.undo = s.undo.unwrap_or(c.undo);
     c.ecn = s.ecn.unwrap_or(c.ecn);
     match s.initial_ssthresh {
         None => {}

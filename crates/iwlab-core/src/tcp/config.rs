@@ -119,6 +119,12 @@ pub struct TcpConfig {
     /// Linux `tcp_cwnd_restart()`: after idle, cwnd halves once per RTO elapsed, down to the
     /// restart window; RFC 5681 §4.1 restarts from the restart window at once.
     pub restart_halves_per_rto: bool,
+    /// F-RTO after an RTO (RFC 5682 SACK-enhanced, as Linux's tcp_process_loss()).
+    pub frto: bool,
+    /// D-SACK (RFC 2883): report duplicates as a receiver, use the reports as a sender.
+    pub dsack: bool,
+    /// Linux's undo of reductions shown spurious (`recovery/undo.rs`).
+    pub undo: bool,
 }
 
 impl Default for TcpConfig {
@@ -153,6 +159,9 @@ impl Default for TcpConfig {
             rto_keeps_reduced_ssthresh: false,
             grow_only_cwnd_limited: false,
             restart_halves_per_rto: false,
+            frto: false,
+            dsack: false,
+            undo: false,
         }
     }
 }

@@ -101,7 +101,7 @@ impl Endpoint {
     fn new(cfg: &TcpConfig, is_client: bool, peer: NodeId, declared_size: Option<u64>) -> Self {
         Endpoint {
             sender: Sender::new(cfg, false, false),
-            receiver: Receiver::new(1, cfg.delayed_ack).with_quickack(cfg.quickack),
+            receiver: Receiver::new(1, cfg.delayed_ack).with_quickack(cfg.quickack).with_dsack(cfg.dsack),
             cfg: cfg.clone(),
             state: if is_client { State::Closed } else { State::Listen },
             is_client,

@@ -22,7 +22,8 @@ pub struct TcpInfo {
     /// LISTEN = 10.
     pub state: u8,
     /// `tcpi_ca_state`: 0 Open, 1 Disorder (SACKed or duplicate-ACKed data, no recovery yet),
-    /// 3 Recovery (fast recovery), 4 Loss (after an RTO until its recovery point is ACKed).
+    /// 3 Recovery (fast recovery), 4 Loss (after an RTO until its recovery point is ACKed or the
+    /// RTO is undone, `recovery/undo.rs`).
     /// CWR (2) is not reported: the engine's ECN reduction has no separate state.
     pub ca_state: u8,
     /// `tcpi_retransmits`: consecutive RTO expiries not yet cleared (`icsk_retransmits`),
@@ -138,7 +139,7 @@ impl Endpoint {
         let bytes_acked = s.snd_una.saturating_sub(1).min(s.bytes_written());
         let ca_state = if s.in_recovery {
             TCP_CA_RECOVERY
-        } else if s.stats.timeouts > 0 && s.snd_una < s.recover {
+        } else if s.in_rto_loss && s.snd_una < s.recover {
             TCP_CA_LOSS
         } else if sacked > 0 || s.dupacks > 0 {
             TCP_CA_DISORDER

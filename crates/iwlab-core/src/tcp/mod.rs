@@ -1,7 +1,8 @@
 //! TCP, split the way the RFCs are: segment format, endpoint state machine (RFC 793/9293),
-//! receiver and delayed ACKs (RFC 5681 §4.2, RFC 2018 SACK), RTO (RFC 6298), congestion
-//! control (RFC 5681, RFC 3465, RFC 9438 CUBIC), loss recovery (RFC 5681 Reno, RFC 6582
-//! NewReno, RFC 6675 SACK, RFC 3042 Limited Transmit, RFC 6937 PRR), slow-start exit (RFC 9406
+//! receiver and delayed ACKs (RFC 5681 §4.2, RFC 2018 SACK, RFC 2883 D-SACK), RTO (RFC 6298),
+//! congestion control (RFC 5681, RFC 3465, RFC 9438 CUBIC), loss recovery (RFC 5681 Reno, RFC
+//! 6582 NewReno, RFC 6675 SACK, RFC 3042 Limited Transmit, RFC 6937 PRR, RFC 8985 RACK-TLP,
+//! RFC 5682 F-RTO, RFC 3522-style undo as Linux does it), slow-start exit (RFC 9406
 //! HyStart++), ECN (RFC 3168) and initial-window
 //! policies (RFC 3390, RFC 6928, size-based). The crate README maps each rule to its file
 //! and test.

@@ -1,5 +1,5 @@
 //! The data receiver: reassembly, cumulative ACK, delayed ACKs (RFC 5681 §4.2, RFC 1122
-//! §4.2.3.2), SACK blocks (RFC 2018) and ECN echo (RFC 3168 §6.1.3).
+//! §4.2.3.2), SACK blocks (RFC 2018) with D-SACK (RFC 2883) and ECN echo (RFC 3168 §6.1.3).
 //!
 //! The application reads data as soon as it is in order, so the advertised window is the
 //! whole receive buffer.
@@ -33,6 +33,10 @@ pub struct Receiver {
     quickack: u32,
     /// Data arrived that the next ACK acknowledges (Linux `inet_csk_ack_scheduled`).
     ack_scheduled: bool,
+    /// RFC 2883: report duplicate segments (Linux `net.ipv4.tcp_dsack`).
+    dsack_on: bool,
+    /// The duplicate range the next ACK reports first (Linux `tcp_dsack_set()`).
+    dsack: Option<(u64, u64)>,
 }
 
 /// What the receiver wants after a segment arrived.
@@ -61,7 +65,16 @@ impl Receiver {
             quick: 0,
             quickack: 0,
             ack_scheduled: false,
+            dsack_on: false,
+            dsack: None,
         }
+    }
+
+    /// RFC 2883 D-SACK: the ACK that follows a duplicate segment reports its range in a first
+    /// SACK block (Linux `tcp_dsack_set()` in `tcp_data_queue()` / `tcp_data_queue_ofo()`).
+    pub fn with_dsack(mut self, on: bool) -> Self {
+        self.dsack_on = on;
+        self
     }
 
     /// Linux quick-ACK mode (net/ipv4/tcp_input.c): the first data of a connection enters it
@@ -115,9 +128,21 @@ impl Receiver {
             // RFC 5681 §4.2 / RFC 793: an old duplicate (data or FIN) is acknowledged at once.
             // Linux also re-enters quick-ACK mode (tcp_data_queue(): "A retransmit").
             self.quick = self.quick.max(self.quickack);
+            if len > 0 {
+                self.set_dsack(seq, seq + len as u64); // RFC 2883 §4 (1)
+            }
             return AckNeed::Now;
         }
+        if seq < self.rcv_nxt && len > 0 {
+            // Partly old (Linux tcp_data_queue(): "Partial packet, seq < rcv_next < end_seq").
+            self.set_dsack(seq, self.rcv_nxt);
+        }
         if seq > self.rcv_nxt {
+            // RFC 2883 §4 (2): data already held out of order is reported as a duplicate
+            // (Linux tcp_data_queue_ofo(): the part an existing block covers).
+            if let Some(&(a, b)) = self.ooo.iter().find(|&&(a, b)| a < end && seq < b) {
+                self.set_dsack(seq.max(a), end.min(b));
+            }
             // RFC 5681 §4.2: an out-of-order segment SHOULD be acknowledged immediately. Its
             // range includes a FIN it carries, so SACK reports the FIN as received too.
             self.insert_ooo(seq, end);
@@ -154,8 +179,16 @@ impl Receiver {
         }
     }
 
-    /// An ACK (pure or piggybacked) is being sent: the delayed-ACK state resets.
+    fn set_dsack(&mut self, s: u64, e: u64) {
+        if self.dsack_on && s < e {
+            self.dsack = Some((s, e));
+        }
+    }
+
+    /// An ACK (pure or piggybacked) is being sent: the delayed-ACK state resets, and the
+    /// D-SACK it carried is not repeated.
     pub fn on_ack_sent(&mut self) {
+        self.dsack = None;
         if self.ack_scheduled && self.quick > 0 {
             // tcp_dec_quickack_mode(): one quick ACK used per ACK that acknowledges data.
             self.quick -= 1;
@@ -199,10 +232,18 @@ impl Receiver {
 
     /// SACK blocks to put on the next ACK (RFC 2018 §4): the block holding the most recently
     /// received segment first, then other recent blocks, at most `max` of them.
+    /// A pending D-SACK comes first (RFC 2883 §4), then the others.
     pub fn sack_blocks(&self, max: usize) -> SackBlocks {
         let mut out = SackBlocks::default();
         let mut used: [Option<(u64, u64)>; SackBlocks::MAX] = [None; SackBlocks::MAX];
         let mut n = 0;
+        if let Some((a, b)) = self.dsack {
+            if max > 0 {
+                out.push(a, b);
+                n = 1;
+                used[0] = Some((u64::MAX, u64::MAX)); // the containing block may follow it
+            }
+        }
         let candidates = self
             .recent
             .iter()
@@ -243,6 +284,52 @@ mod tests {
     }
     fn seg(r: &mut Receiver, at: u64, n: u64) -> AckNeed {
         r.on_segment(t(at), 1 + n * MSS as u64, MSS, false, false, false)
+    }
+
+    fn dsack_receiver() -> Receiver {
+        Receiver::new(1, None).with_dsack(true)
+    }
+
+    #[test]
+    fn a_duplicate_below_the_cumulative_ack_is_reported_once_in_a_first_block() {
+        // RFC 2883 §4 (1): the first SACK block of the ACK that follows a duplicate is the
+        // duplicate's range; the next ACK no longer carries it.
+        let mut r = dsack_receiver();
+        seg(&mut r, 0, 0);
+        seg(&mut r, 1, 1);
+        assert_eq!(seg(&mut r, 2, 0), AckNeed::Now);
+        assert_eq!(r.sack_blocks(3).as_slice(), &[(1, 1001)]);
+        r.on_ack_sent();
+        assert!(r.sack_blocks(3).is_empty());
+    }
+
+    #[test]
+    fn a_duplicate_of_out_of_order_data_comes_first_then_the_block_holding_it() {
+        // RFC 2883 §4 (2): segment 0 missing; 1 and 2 held; 2 arrives again.
+        let mut r = dsack_receiver();
+        seg(&mut r, 0, 1);
+        seg(&mut r, 1, 2);
+        r.on_ack_sent();
+        seg(&mut r, 2, 2);
+        assert_eq!(r.sack_blocks(3).as_slice(), &[(2001, 3001), (1001, 3001)]);
+    }
+
+    #[test]
+    fn a_partly_old_segment_reports_its_old_part() {
+        // Linux tcp_data_queue(): seq < rcv_nxt < end_seq → tcp_dsack_set(seq, rcv_nxt).
+        let mut r = dsack_receiver();
+        seg(&mut r, 0, 0);
+        r.on_segment(t(1), 501, MSS, false, false, false);
+        assert_eq!(r.sack_blocks(3).as_slice(), &[(501, 1001)]);
+        assert_eq!(r.rcv_nxt, 1501);
+    }
+
+    #[test]
+    fn without_dsack_duplicates_are_not_reported() {
+        let mut r = Receiver::new(1, None);
+        seg(&mut r, 0, 0);
+        seg(&mut r, 1, 0);
+        assert!(r.sack_blocks(3).is_empty());
     }
 
     #[test]

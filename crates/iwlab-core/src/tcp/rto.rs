@@ -349,7 +349,7 @@ mod linux_tests {
     fn a_rising_rtt_raises_rttvar_at_once_and_it_decays_a_quarter_per_round() {
         let mut e = linux();
         e.sample(ms(100), 1, 1001); // mdev 200, rttvar 200 ms, round ends past 1001
-        // +200 ms error: srtt 125, mdev = 200 - 50 + 200 = 350 ms → rttvar 350 at once.
+                                    // +200 ms error: srtt 125, mdev = 200 - 50 + 200 = 350 ms → rttvar 350 at once.
         e.sample(ms(300), 1001, 5001);
         assert_eq!(e.srtt(), Some(ms(125)));
         assert_eq!(e.rto(), ms(475));

@@ -178,6 +178,9 @@ pub(crate) struct Scoreboard {
     rxt_bytes: u64,
     /// RACK's time-ordered list and state, when the sender runs RACK.
     pub(crate) rack: Option<Box<RackList>>,
+    /// The lowest end of a segment sent once and newly SACKed since the sender last reset it
+    /// (`u64::MAX`: none): Linux's FLAG_ORIG_SACK_ACKED for F-RTO (`recovery/undo.rs`).
+    pub(crate) orig_sacked_end: u64,
 }
 
 impl Scoreboard {
@@ -198,6 +201,7 @@ impl Scoreboard {
             rxt_cursor: 0,
             rxt_bytes: 0,
             rack: rack.then(|| Box::new(RackList { head: NONE, tail: NONE, pred: NONE, ..RackList::default() })),
+            orig_sacked_end: u64::MAX,
         }
     }
 
@@ -378,6 +382,11 @@ impl Scoreboard {
         let o = self.at_mut(i);
         o.flags |= SACKED;
         o.skip = 1;
+        let (tx, end) = (o.tx, o.end());
+        if tx == 1 {
+            self.orig_sacked_end = self.orig_sacked_end.min(end);
+        }
+        let o = self.at(i);
         let (n, len) = (o.octets(), o.len as u64);
         self.sacked_count += 1;
         self.sacked_len += len;
@@ -666,6 +675,37 @@ impl Scoreboard {
             if !o.sacked() && !o.flag(RLOST) {
                 self.rack_mark_lost(self.base + i as u64);
             }
+        }
+    }
+
+    /// Segments lying wholly inside `[s, e)` that were retransmitted (for a D-SACK of data
+    /// still outstanding, `recovery/dsack.rs`).
+    pub fn resent_within(&self, s: u64, e: u64) -> u64 {
+        let from = self.segs.partition_point(|o| o.seq < s);
+        self.segs.range(from..).take_while(|o| o.end() <= e).filter(|o| o.tx > 1).count() as u64
+    }
+
+    /// After an undo of RTO recovery (Linux `tcp_undo_cwnd_reduction(sk, true)`: the loss
+    /// marks cleared): RACK forgets its marks, and every unSACKed segment is back in the
+    /// time order — those go-back-N did not resend had left it at the RTO.
+    pub fn rack_relink_after_undo(&mut self) {
+        if self.rack.is_none() {
+            return;
+        }
+        for i in 0..self.segs.len() {
+            if self.segs[i].flag(LINKED | RLOST | RPENDING) {
+                self.rack_forget(self.base + i as u64);
+            }
+        }
+        let mut order: Vec<(SimTime, u64)> = (0..self.segs.len())
+            .filter(|&i| !self.segs[i].sacked())
+            .map(|i| (self.segs[i].sent_at, i as u64))
+            .collect();
+        order.sort_unstable();
+        let r = self.rack.as_deref_mut().unwrap();
+        r.pred = NONE;
+        for (_, i) in order {
+            self.link_tail(self.base + i);
         }
     }
 

@@ -11,8 +11,10 @@ use super::cc::{AckInfo, AnyCc, CongestionControl, Window};
 use super::config::{RecoveryKind, TcpConfig};
 use super::pacing::{PaceState, Pacer};
 use super::recovery;
+use super::recovery::dsack::Dsack;
 use super::recovery::prr::{Prr, ReductionBound};
 use super::recovery::tlp::Tlp;
+use super::recovery::undo::{LossAck, Undo};
 use super::rto::{RtoRule, RttEstimator};
 use super::rtt_sample::{AckedSegments, RttSamples};
 use super::scoreboard::{DeliveryCtx, Outstanding, Scoreboard};
@@ -120,6 +122,12 @@ pub struct Sender {
     cwnd_use: Option<CwndUse>,
     /// `TcpConfig::restart_halves_per_rto`.
     restart_halves_per_rto: bool,
+    /// Undo of spurious reductions and F-RTO (`recovery/undo.rs`).
+    pub(crate) undo: Undo,
+    /// D-SACK reading and RACK's reordering-window adaptation (`recovery/dsack.rs`).
+    pub(crate) dsack: Dsack,
+    /// New data sent by F-RTO's second step after an RTO: go-back-N does not resend it.
+    pub(crate) frto_new: Option<(u64, u64)>,
 }
 
 /// Linux `tcp_cwnd_validate()`'s record of how much of cwnd the flow used: the strongest
@@ -190,6 +198,9 @@ impl Sender {
             in_rto_loss: false,
             cwnd_use: cfg.grow_only_cwnd_limited.then(CwndUse::default),
             restart_halves_per_rto: cfg.restart_halves_per_rto,
+            undo: Undo::new(cfg.undo, cfg.frto),
+            dsack: Dsack::new(cfg.dsack && sack),
+            frto_new: None,
         }
     }
 
@@ -273,7 +284,12 @@ impl Sender {
         self.iw_loss = None;
     }
 
-    fn has_new_data(&self) -> bool {
+    /// Timestamps are in use on this connection.
+    pub(crate) fn timestamps_on(&self) -> bool {
+        self.timestamps
+    }
+
+    pub(crate) fn has_new_data(&self) -> bool {
         self.snd_max < self.data_end || (self.fin_requested && self.snd_max == self.data_end)
     }
 
@@ -296,34 +312,72 @@ impl Sender {
         if ack > self.snd_max {
             return; // acknowledges something never sent: ignore (RFC 9293 §3.10.7.4)
         }
+        // RFC 2883 D-SACK: read before the probe's episode and the scoreboard change.
+        let dsack = self.dsack.enabled.then(|| recovery::dsack::block(seg)).flatten();
+        let probe_end = self.tlp.as_ref().and_then(|t| t.end_seq);
+        recovery::undo::on_ack_start(self, seg.ts.map(|(_, ecr)| ecr));
+        let in_loss = self.in_rto_loss && self.snd_una < self.recover;
+        self.outstanding.orig_sacked_end = u64::MAX;
         // RFC 8985 §7.4.2: a probe that repaired a loss reduces cwnd (and this ACK does not grow it).
-        let tlp_reduced = self.tlp.is_some() && recovery::tlp::process_ack(self, now, seg);
+        let tlp_reduced = self.tlp.is_some() && recovery::tlp::process_ack(self, now, seg, dsack);
         self.peer_wnd = seg.wnd;
         self.newly_sacked = 0;
         self.delivered = 0;
         self.ack_advanced = ack > self.snd_una;
+        let mut dsacking = false;
         if self.sack && !seg.sack.is_empty() {
+            dsacking = recovery::dsack::on_ack(self, seg, probe_end);
             self.update_scoreboard(now, seg);
         }
         self.delivered = self.newly_sacked;
+        // Linux tcp_try_undo_dsack(): every retransmission of the episode D-SACKed.
+        if dsack.is_some() {
+            recovery::undo::try_undo_dsack(self, now);
+        }
+        let mut frto_send = false;
         // RFC 3168 §6.1.2: no cwnd increase in response to the ACK whose ECE we acted on.
         let reduced = ecn && seg.flags.contains(super::segment::Flags::ECE) && self.on_ece(now);
         if ack > self.snd_una {
-            self.on_new_ack(now, seg, !reduced && !tlp_reduced, out);
-        } else if ack == self.snd_una && seg.len == 0 && !seg.is_syn() && !seg.is_fin() && self.snd_max > self.snd_una {
-            // RFC 5681 §2 DUPLICATE ACKNOWLEDGMENT (conditions a–d).
-            self.dupacks += 1;
-            recovery::on_dupack(self, now, out);
+            frto_send = self.on_new_ack(now, seg, !reduced && !tlp_reduced, in_loss, out);
+        } else {
+            let dup =
+                ack == self.snd_una && seg.len == 0 && !seg.is_syn() && !seg.is_fin() && self.snd_max > self.snd_una;
+            if in_loss {
+                // Linux tcp_process_loss() on an ACK that does not advance snd.una.
+                let orig_acked = self.outstanding.orig_sacked_end <= self.recover;
+                let a = LossAck {
+                    in_loss,
+                    advanced: false,
+                    orig_acked,
+                    sacked_or_dup: self.newly_sacked > 0 || (dup && !dsacking),
+                };
+                recovery::undo::process_loss(self, now, a);
+            }
+            // Linux counts no duplicate ACK that carries a trusted D-SACK (FLAG_DSACKING_ACK): it
+            // reports a needless resend, not a segment that left the network.
+            if dup && !dsacking {
+                // RFC 5681 §2 DUPLICATE ACKNOWLEDGMENT (conditions a–d).
+                self.dupacks += 1;
+                recovery::on_dupack(self, now, out);
+            }
+        }
+        if self.frto_new.is_some_and(|(_, end)| self.snd_una >= end || !self.in_rto_loss) {
+            self.frto_new = None;
         }
         if self.kind == RecoveryKind::Rack {
             recovery::rack::after_ack(self, now, out);
+        }
+        if frto_send {
+            // RFC 5682 §3.1 step 2b, after this ACK grew cwnd (Linux tcp_xmit_recovery()).
+            recovery::undo::send_new_data(self, now, out);
         }
         if self.tlp.is_some() {
             recovery::tlp::revalidate(self);
         }
     }
 
-    fn on_new_ack(&mut self, now: SimTime, seg: &Segment, grow: bool, out: &mut Vec<TxSeg>) {
+    /// An ACK of new data; true when F-RTO wants new data sent after it (`recovery/undo.rs`).
+    fn on_new_ack(&mut self, now: SimTime, seg: &Segment, grow: bool, in_loss: bool, out: &mut Vec<TxSeg>) -> bool {
         let ack = seg.ack;
         let acked = ack - self.snd_una;
         let flight_before = self.flight_size();
@@ -334,9 +388,14 @@ impl Sender {
         // when they were SACKed.
         let sacked_before = self.outstanding.sacked_bytes();
         let ctx = self.delivery_ctx(now, seg);
+        let mut orig_acked = self.outstanding.orig_sacked_end <= self.recover;
         while let Some(front) = self.outstanding.front() {
             if front.end() <= ack {
                 covered.note(front);
+                if front.tx == 1 {
+                    // Linux FLAG_ORIG_SACK_ACKED: sent before the RTO, never resent.
+                    orig_acked |= !front.sacked() && front.end() <= self.recover;
+                }
                 self.outstanding.pop_front(&ctx);
             } else {
                 if front.seq < ack {
@@ -372,6 +431,9 @@ impl Sender {
             self.window_probe = None;
         }
         self.delivered = (acked + self.newly_sacked).saturating_sub(was_sacked);
+        // Linux tcp_process_loss() (F-RTO, undo after an RTO) comes before cwnd grows.
+        let a = LossAck { in_loss, advanced: true, orig_acked, sacked_or_dup: self.newly_sacked > 0 };
+        let frto_send = recovery::undo::process_loss(self, now, a);
         let info = AckInfo { now, acked, flight_before, srtt: self.rtt.srtt(), min_rtt: self.rtt.min_rtt() };
         if self.in_recovery {
             recovery::on_ack_in_recovery(self, now, acked, out);
@@ -407,6 +469,7 @@ impl Sender {
         if self.tlp.is_some() {
             recovery::tlp::schedule(self, now);
         }
+        frto_send
     }
 
     /// Reacts to an ECN echo; true if cwnd was reduced.
@@ -419,6 +482,7 @@ impl Sender {
             h.on_congestion(); // RFC 9406 §4.2: an ECN echo ends HyStart++
         }
         let flight = self.flight_size();
+        self.undo.forget(); // Linux tcp_enter_cwr(): an ECN reduction is not undone
         self.w.ssthresh = self.cc.ssthresh_on_loss(&self.w, flight, now);
         self.w.cwnd = self.w.ssthresh.max(self.w.mss);
         self.ecn_recover = self.snd_max;
@@ -491,6 +555,7 @@ impl Sender {
         let high_rxt = self.outstanding.high_rxt().max(end);
         self.outstanding.set_high_rxt(high_rxt);
         self.stats.retransmits += 1;
+        recovery::undo::on_retransmit(self, now);
         self.stats.data_segments_sent += (tx.len > 0) as u64;
         self.count_prr_out(end - tx.seq);
         self.last_send = Some(now);
@@ -559,7 +624,7 @@ impl Sender {
             return;
         }
         loop {
-            let edge = self.window_edge();
+            let edge = self.window_edge().saturating_sub(self.frto_in_flight());
             if self.snd_nxt < self.snd_max {
                 // Go-back-N after an RTO: resend outstanding segments (skipping SACKed ones).
                 let i = self.outstanding.partition_point(|o| o.end() <= self.snd_nxt);
@@ -567,7 +632,7 @@ impl Sender {
                     self.snd_nxt = self.snd_max;
                     continue;
                 };
-                if o.sacked() {
+                if o.sacked() || self.frto_new.is_some_and(|(a, b)| o.seq >= a && o.seq < b) {
                     self.snd_nxt = o.end();
                     continue;
                 }
@@ -583,6 +648,18 @@ impl Sender {
                 return;
             }
         }
+    }
+
+    /// Octets of F-RTO's new data still in flight (unSACKed), which go-back-N's window counts.
+    fn frto_in_flight(&self) -> u64 {
+        let Some((a, b)) = self.frto_new else { return 0 };
+        let from = self.outstanding.partition_point(|o| o.seq < a.max(self.snd_una));
+        (from..self.outstanding.len())
+            .map_while(|i| self.outstanding.get(i))
+            .take_while(|o| o.seq < b)
+            .filter(|o| !o.sacked())
+            .map(|o| o.len() as u64)
+            .sum()
     }
 
     /// Sends one new segment if the window allows; false if nothing was sent.
@@ -655,6 +732,9 @@ impl Sender {
         // this window — not in fast recovery, and not on a repeated expiry of the same RTO
         // episode (icsk_retransmits > 0, here: the timer backed off with no new RTT sample).
         let reduced = (self.in_recovery || (self.in_rto_loss && self.rtt.backoff() > 0)) && self.snd_una < self.recover;
+        // Linux tcp_enter_loss(): what an undo would restore, and whether F-RTO runs.
+        recovery::undo::on_enter_loss(self, reduced);
+        self.frto_new = None;
         if !(self.rto_keeps_reduced_ssthresh && reduced) {
             // RFC 5681 (4): ssthresh = max(FlightSize/2, 2*SMSS).
             self.w.ssthresh = self.cc.ssthresh_on_rto(&self.w, flight, now);

@@ -2,12 +2,14 @@
 //! (RFC 6582), SACK-based (RFC 6675). The sender calls these two entry points; a variant
 //! sets ssthresh/cwnd and queues retransmissions through the sender's own methods.
 
+pub mod dsack;
 pub mod newreno;
 pub mod prr;
 pub mod rack;
 pub mod reno;
 pub mod sack;
 pub mod tlp;
+pub mod undo;
 
 use super::cc::CongestionControl;
 use super::config::RecoveryKind;

@@ -11,9 +11,9 @@
 //!   and reordering detection, RACK.min_RTT (the connection's minimum RTT sample); the filter
 //!   of step 2 for retransmitted segments (TSecr before the retransmission, or RTT < min_RTT).
 //!   Done in `tcp/scoreboard.rs` as each segment is delivered.
-//! - §6.2 step 4 without DSACK: reo_wnd = 0 if no reordering was seen and the sender is in
-//!   recovery or DupThresh segments are SACKed, else min(min_RTT/4, SRTT). DSACK-driven
-//!   adaptation (reo_wnd_mult, reo_wnd_persist) is omitted: the receiver sends no DSACK.
+//! - §6.2 step 4: reo_wnd = 0 if no reordering was seen and the sender is in recovery or
+//!   DupThresh segments are SACKed, else min(reo_wnd_mult · min_RTT/4, SRTT), with the
+//!   multiplier adapted by D-SACKs as Linux does (`recovery/dsack.rs`; 1 without `tcp.dsack`).
 //! - §6.2 step 5 and §6.3: loss marking and the RACK timer, incremental: the scoreboard keeps
 //!   the segments in flight in transmit order (a retransmission moves to the tail), so each
 //!   ACK looks at the segments it marks lost plus one.
@@ -32,7 +32,7 @@ use super::prr::ReductionBound;
 use crate::engine::{SimDuration, SimTime};
 use crate::tcp::sender::{Sender, TxSeg};
 
-/// RFC 8985 §6.2 step 4, RACK_update_reo_wnd() without DSACK adaptation (reo_wnd_mult = 1).
+/// RFC 8985 §6.2 step 4, RACK_update_reo_wnd() (reo_wnd_mult from `recovery/dsack.rs`).
 pub fn reo_wnd(s: &Sender) -> SimDuration {
     let r = s.outstanding.rack.as_deref().expect("RACK scoreboard");
     if !r.reordering_seen {
@@ -47,7 +47,8 @@ pub fn reo_wnd(s: &Sender) -> SimDuration {
         }
     }
     // "Return min(RACK.reo_wnd_mult * RACK.min_RTT / 4, SRTT)".
-    let quarter = s.rtt.min_rtt().map_or(SimDuration::ZERO, |m| SimDuration::from_nanos(m.as_nanos() / 4));
+    let steps = s.dsack.reo_wnd_steps as u64;
+    let quarter = s.rtt.min_rtt().map_or(SimDuration::ZERO, |m| SimDuration::from_nanos(m.as_nanos() / 4 * steps));
     s.rtt.srtt().map_or(quarter, |srtt| quarter.min(srtt))
 }
 
@@ -61,6 +62,9 @@ fn detect_loss_and_arm_timer(s: &mut Sender, now: SimTime) {
 /// After every ACK (SACK blocks and cumulative ACK already applied): detect losses, and start
 /// recovery or react to a lost retransmission. Transmission follows in `Sender::transmit`.
 pub fn after_ack(s: &mut Sender, now: SimTime, out: &mut Vec<TxSeg>) {
+    if s.ack_advanced || s.newly_sacked > 0 {
+        super::dsack::update_reo_wnd(s, now); // Linux tcp_ack() → tcp_rack_update_reo_wnd()
+    }
     detect_loss_and_arm_timer(s, now);
     // Linux computes the ACK's PRR share before the fast retransmission leaves
     // (tcp_fastretrans_alert(): tcp_enter_recovery(), tcp_cwnd_reduction(), then
@@ -122,6 +126,7 @@ fn react(s: &mut Sender, now: SimTime, out: &mut Vec<TxSeg>, retransmit_now: boo
         s.snd_nxt = s.snd_max;
     }
     if lost && (rto_resend_lost || s.snd_una >= s.recover && s.snd_nxt == s.snd_max) {
+        super::undo::on_enter_recovery(s); // Linux tcp_enter_recovery(): what an undo restores
         let flight = s.flight_size();
         // RFC 6675 §5 (4.2) as for `sack`: ssthresh = cwnd = the controller's reduction.
         s.w.ssthresh = s.cc.ssthresh_on_loss(&s.w, flight, now);
@@ -140,8 +145,9 @@ fn react(s: &mut Sender, now: SimTime, out: &mut Vec<TxSeg>, retransmit_now: boo
 }
 
 pub fn on_ack(s: &mut Sender, now: SimTime) {
-    // RFC 6675 §5 (1)–(2): recovery ends when the cumulative ACK reaches RecoveryPoint.
-    if s.snd_una >= s.recover {
+    // RFC 6675 §5 (1)–(2): recovery ends when the cumulative ACK reaches RecoveryPoint —
+    // undone instead if it was spurious (Linux tcp_try_undo_recovery()).
+    if s.snd_una >= s.recover && !super::undo::try_undo_recovery(s, now) {
         s.exit_recovery(now);
     }
 }

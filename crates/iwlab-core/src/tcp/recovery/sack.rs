@@ -30,6 +30,7 @@ pub fn on_dupack(s: &mut Sender, now: SimTime, out: &mut Vec<TxSeg>) {
     // RFC 6675 §5 (3)/(4): enter on DupThresh duplicates or when IsLost(HighACK + 1),
     // unless the ACK does not cover RecoveryPoint of a previous recovery or RTO.
     if (s.dupacks >= s.dupthresh || first_lost) && s.snd_una >= s.recover {
+        super::undo::on_enter_recovery(s);
         let flight = s.flight_size();
         // RFC 6675 §5 (4.2): ssthresh = cwnd = FlightSize / 2 (via the controller).
         s.w.ssthresh = s.cc.ssthresh_on_loss(&s.w, flight, now);
@@ -49,7 +50,9 @@ pub fn on_dupack(s: &mut Sender, now: SimTime, out: &mut Vec<TxSeg>) {
 pub fn on_ack(s: &mut Sender, now: SimTime) {
     // RFC 6675 §5 (1)–(2): recovery ends when the cumulative ACK reaches RecoveryPoint.
     if s.snd_una >= s.recover {
-        s.exit_recovery(now);
+        if !super::undo::try_undo_recovery(s, now) {
+            s.exit_recovery(now);
+        }
     } else {
         prr_on_ack(s);
     }

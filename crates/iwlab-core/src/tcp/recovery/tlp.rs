@@ -13,7 +13,8 @@
 //!   retransmission and the ACK covers more than TLP.end_seq, the probe repaired a loss: the
 //!   controller reduces ssthresh and cwnd = ssthresh (as a completed fast recovery). A
 //!   duplicate ACK without SACK blocks ends it without reduction (original and probe both
-//!   arrived). DSACK is not modelled.
+//!   arrived), and so does a D-SACK of the probe itself (Linux FLAG_DSACK_TLP, with
+//!   `tcp.dsack`), even when the ACK advances past TLP.end_seq.
 //!
 //! `tcp.tlp` switches it on (default: on with `recovery = "rack"`); it needs SACK and also
 //! works with `recovery = "sack"`.
@@ -58,7 +59,12 @@ pub fn calc_pto(srtt: Option<SimDuration>, one_segment: bool, max_ack_delay: Sim
 }
 
 /// `calc_pto` with `multi` added when more than one segment is in flight.
-pub fn calc_pto_with(srtt: Option<SimDuration>, one_segment: bool, max_ack_delay: SimDuration, multi: SimDuration) -> SimDuration {
+pub fn calc_pto_with(
+    srtt: Option<SimDuration>,
+    one_segment: bool,
+    max_ack_delay: SimDuration,
+    multi: SimDuration,
+) -> SimDuration {
     match srtt {
         // "PTO = 2 * SRTT; if FlightSize is one segment: PTO += TLP.max_ack_delay".
         Some(srtt) => srtt.saturating_mul(2) + if one_segment { max_ack_delay } else { multi },
@@ -136,15 +142,20 @@ pub fn on_pto(s: &mut Sender, now: SimTime, out: &mut Vec<TxSeg>) {
 
 /// RFC 8985 §7.4.2 TLP_process_ack(): called for every ACK before it changes the sender;
 /// true if congestion control reduced cwnd.
-pub fn process_ack(s: &mut Sender, now: SimTime, seg: &Segment) -> bool {
+/// `dsack`: the ACK's D-SACK block, if any (`recovery/dsack.rs`).
+pub fn process_ack(s: &mut Sender, now: SimTime, seg: &Segment, dsack: Option<(u64, u64)>) -> bool {
     let Some(t) = s.tlp.as_mut() else { return false };
     let Some(end) = t.end_seq else { return false };
     let ack = seg.ack;
     if ack < end {
         return false;
     }
+    let only_dsack = dsack.is_some() && seg.sack.len() == 1;
     if !t.is_retrans {
         t.end_seq = None; // TLP of new data delivered
+    } else if dsack.is_some_and(|(a, b)| b == end && b - a <= s.w.mss) {
+        // Linux FLAG_DSACK_TLP: the receiver got the probe twice — nothing was lost.
+        t.end_seq = None;
     } else if ack > end {
         // "Repaired the single loss": invoke congestion control.
         t.end_seq = None;
@@ -154,7 +165,7 @@ pub fn process_ack(s: &mut Sender, now: SimTime, seg: &Segment) -> bool {
         s.stats.tlp_repairs += 1;
         s.note_loss();
         return true;
-    } else if ack == s.snd_una && seg.len == 0 && seg.sack.is_empty() {
+    } else if ack == s.snd_una && seg.len == 0 && (seg.sack.is_empty() || only_dsack) {
         // A duplicate ACK without SACK: the original and the probe both arrived.
         t.end_seq = None;
     }
