@@ -193,6 +193,9 @@ def test_a_near_rule_needs_precision_and_says_how_many_seeds():
     assert near.judge(_c(10, 9.6, 10.4, 16), 10.0)[0] == "reproduced"
     # A right-direction effect of the wrong size is no longer partly: the looser band decides.
     assert cl.Near(tol=5.0, partly_tol=10.0).judge(_c(40, 39, 41), 15.0)[0] == "not reproduced"
+    # A wide interval far from the published value decides too: more seeds only narrow it.
+    assert near.judge(_c(10, 8.0, 12.0, 4), 20.0)[0] == "not reproduced"
+    assert near.judge(_c(10, 8.0, 12.0, 4), 13.0)[0] == "inconclusive"
 
 
 def test_the_claim_verdict_follows_the_share_of_conditions_that_hold():

@@ -71,10 +71,12 @@ _NEEDED = re.compile(r"about (\d+) seeds needed")
 @dataclass(frozen=True)
 class Near:
     """A published number against ours. The tolerance is w = max(`tol`, `rel` × |published|).
-    *inconclusive* when our 95 % CI is wider than the tolerance (half-width > w): the run cannot tell
-    a match from a miss, and the seeds needed are printed; *reproduced* when the published value
-    lies in our CI widened by w; *partly* when it lies in our CI widened by the looser band
-    max(`partly_tol`, `partly_rel` × |published|); otherwise *not reproduced*."""
+    *not reproduced* when the published value lies outside our 95 % CI widened by the looser band
+    w2 = max(`partly_tol`, `partly_rel` × |published|, w), however wide the CI: more seeds narrow an
+    interval, they do not move it toward the published value. Otherwise *inconclusive* when our CI
+    is wider than the tolerance (half-width > w): the run cannot tell a match from a miss, and the
+    seeds needed are printed; *reproduced* when the published value lies in our CI widened by w;
+    *partly* when it lies only in our CI widened by w2."""
 
     tol: float = 0.0
     rel: float = 0.0
@@ -96,7 +98,8 @@ class Near:
         s = f"reproduced when the published value lies within our 95 % CI widened by {tight}"
         if loose:
             s += f"; partly when within {loose}"
-        return s + "; inconclusive when our CI is wider than the tolerance; otherwise not reproduced"
+        return s + ("; inconclusive instead when our CI is wider than the tolerance (with the seeds needed); "
+                    "otherwise not reproduced, however wide our CI")
 
     def judge(self, ours: Cell | None, published: float | None) -> tuple[str, str]:
         if published is None:
@@ -105,16 +108,17 @@ class Near:
             return "not testable", "no data for this condition in this run"
         lo, hi = _ci(ours)
         w = self._band(published, self.tol, self.rel)
+        w2 = max(w, self._band(published, self.partly_tol, self.partly_rel))
         half = (hi - lo) / 2
+        if not lo - w2 <= published <= hi + w2:
+            # Far outside even a wide interval: more seeds narrow it, they do not bring it closer.
+            return "not reproduced", f"ours {_fmt(ours.value)} [{_fmt(lo)}, {_fmt(hi)}] vs published {_fmt(published)}"
         if half > w * (1 + 1e-9):  # rounding of lo/hi must not make a CI "wider" than itself
             return "inconclusive", (f"our CI [{_fmt(lo)}, {_fmt(hi)}] is wider than the tolerance ±{_fmt(w)}: "
                                     + _seeds_needed(ours.n, half, w))
         if lo - w <= published <= hi + w:
             return "reproduced", f"published {_fmt(published)} within [{_fmt(lo - w)}, {_fmt(hi + w)}]"
-        w2 = self._band(published, self.partly_tol, self.partly_rel)
-        if w2 > w and lo - w2 <= published <= hi + w2:
-            return "partly", f"published {_fmt(published)} within the looser band [{_fmt(lo - w2)}, {_fmt(hi + w2)}]"
-        return "not reproduced", f"ours {_fmt(ours.value)} [{_fmt(lo)}, {_fmt(hi)}] vs published {_fmt(published)}"
+        return "partly", f"published {_fmt(published)} within the looser band [{_fmt(lo - w2)}, {_fmt(hi + w2)}]"
 
 
 @dataclass(frozen=True)
