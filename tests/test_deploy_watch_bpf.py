@@ -274,3 +274,68 @@ def test_the_program_reports_ipv4_and_ipv6_connections_byte_exact(cgroup, addr):
     assert (client.dst, client.dport, client.bytes_sent) == (addr, server_port, 4)
     assert server.family == (evidence_bpf.AF_INET6 if ":" in addr else evidence_bpf.AF_INET)
     assert server.total_retrans == 0
+
+
+SERVE_IDLE = """
+import socket, sys, time
+first, pause, second = int(sys.argv[1]), float(sys.argv[2]), int(sys.argv[3])
+s = socket.create_server((sys.argv[4], 0))
+print(s.getsockname()[1], flush=True)
+while True:
+    c, _ = s.accept()
+    with c:
+        c.recv(16)
+        c.sendall(b"x" * first)
+        time.sleep(pause)
+        c.sendall(b"y" * second)
+        time.sleep(0.5)  # the burst is delivered (and retransmitted) before the close
+"""
+
+
+class IdleCgroupServer(CgroupServer):
+    """Per connection: `first` bytes, a pause, `second` bytes; a process in the cgroup, in NS_S."""
+
+    def __init__(self, cg: Path, first: int, pause: float, second: int):
+        def join():
+            (cg / "cgroup.procs").write_text(str(os.getpid()))
+
+        self.p = subprocess.Popen(["ip", "netns", "exec", NS_S, sys.executable, "-c", SERVE_IDLE, str(first),
+                                   str(pause), str(second), SERVER], stdout=subprocess.PIPE, text=True,
+                                  preexec_fn=join)
+        self.port = int(self.p.stdout.readline())
+        self.size = first + second
+
+
+@pytest.mark.parametrize("pause", [0.6, 0.05])
+def test_loss_in_a_restart_window_is_seen_at_the_retransmission(net, cgroup, tmp_path, pause):
+    """RFC 5681 §4.1, RFC 6928 §2/§4: 2 000 bytes (inside IW 10, no loss), an idle of 0.6 s (>
+    the RTO, ~220 ms), then 14 000 bytes: Linux restarts the cwnd (tcp_cwnd_restart, cubic) at
+    min(IW, cwnd) = 10 segments, the burst overflows the bottleneck's 6-packet queue, and the
+    program reports a retransmission of the restart window with the 14 000 bytes sent in it.
+    With a pause of 50 ms (< RTO) there is no restart: the burst's loss is initial-window loss
+    (its bytes are inside the first IW·MSS), never restart-window evidence."""
+    import sqlite3
+
+    policy, state = tmp_path / "policy.toml", tmp_path / "state.sqlite"
+    policy.write_text(POLICY)
+    run(str(IWLAB), "apply", str(policy), "--netns", NS_S, "--state", str(state))
+    watcher = _watch_bpf(state)
+    server = IdleCgroupServer(cgroup, 2000, pause, 14_000)
+    try:
+        assert server.fetch() == 16_000
+        deadline = time.monotonic() + 5
+        while _route_iw() != 3 and time.monotonic() < deadline:
+            time.sleep(0.05)
+    finally:
+        server.close()
+        err = _stop(watcher)
+    with sqlite3.connect(state) as db:
+        rows = db.execute("SELECT kind, bytes_sent, detail FROM evidence ORDER BY id").fetchall()
+    run(str(IWLAB), "rollback", "--netns", NS_S, "--state", str(state))
+    if pause > 0.5:
+        assert [r[:2] for r in rows] == [("loss_in_restart_window", 14_000)], (rows, err)
+        assert re.search(r"loss_in_initial_window \(restart window, at the retransmission\) from 10\.78\.2\.1 "
+                         r"\(14000 bytes sent, \d+ retransmissions\): IW 10 → 3 segments", err), err
+    else:
+        assert rows and all(k == "loss_in_initial_window" for k, _, _ in rows), (rows, err)
+        assert "restart window" not in err, err
