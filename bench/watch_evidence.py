@@ -28,7 +28,7 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 IWLAB = Path(sys.executable).with_name("iwlab")
 CGROUP_ROOT = Path(os.environ.get("IWLAB_CGROUP2", "/sys/fs/cgroup/unified"))
-P = f"iwb{os.getpid()}"
+P = f"{os.environ.get('IWLAB_BENCH_PREFIX', 'iwb')}{os.getpid()}"  # namespaces, cgroup, temp dir
 NS_S, NS_C, CGROUP = f"{P}s", f"{P}c", f"{P}cg"
 SERVER, CLIENT = "10.79.1.1", "10.79.2.1"
 PORT = 8080
