@@ -155,7 +155,6 @@ impl Table {
 
     /// What to do with a record: `iw_loss` whether it carries evidence (an IW-loss record, or a
     /// close with IW or restart-window retransmissions); a clean close of a `sum` route is added.
-    #[allow(clippy::too_many_arguments)]
     pub fn route(&mut self, peer: IpAddr, close: bool, c: &Close) -> Route {
         let Some(i) = self.lookup(peer) else { return Route::Drop };
         if !close || c.iw_retrans > 0 || c.rs_retrans > 0 || self.prefixes[i].mode == Mode::Each {
@@ -288,11 +287,17 @@ mod tests {
         assert_eq!(t.route(ip("192.0.2.1"), true, &clean), Route::Drop);
         let s = t.sum("10.0.0.0/8");
         assert_eq!((s.connections, s.bytes_sent, s.iw_segments_sent, s.lossy), (2, 30_000, 20, 2));
-        assert_eq!((s.data_segs_out, s.total_retrans, s.rtt_us_sum, s.rtt_n, s.last_min_rtt_us), (22, 4, 20_000, 1, 20_000));
+        assert_eq!(
+            (s.data_segs_out, s.total_retrans, s.rtt_us_sum, s.rtt_n, s.last_min_rtt_us),
+            (22, 4, 20_000, 1, 20_000)
+        );
         let mut out = vec![];
         assert_eq!(t.write(&mut out).unwrap(), 1);
         let j: serde_json::Value = serde_json::from_slice(&out).unwrap();
-        assert_eq!((j["kind"].as_str(), j["prefix"].as_str(), j["connections"].as_u64()), (Some("summary"), Some("10.0.0.0/8"), Some(2)));
+        assert_eq!(
+            (j["kind"].as_str(), j["prefix"].as_str(), j["connections"].as_u64()),
+            (Some("summary"), Some("10.0.0.0/8"), Some(2))
+        );
         assert_eq!(t.write(&mut vec![]).unwrap(), 0); // reset after writing
     }
 
