@@ -339,3 +339,58 @@ def test_loss_in_a_restart_window_is_seen_at_the_retransmission(net, cgroup, tmp
     else:
         assert rows and all(k == "loss_in_initial_window" for k, _, _ in rows), (rows, err)
         assert "restart window" not in err, err
+
+
+IDLE_PAIR = """
+import socket, sys, threading, time
+cc = sys.argv[1].encode()
+s = socket.create_server(("127.0.0.1", 0))
+def serve():
+    c, _ = s.accept()
+    c.setsockopt(socket.IPPROTO_TCP, socket.TCP_CONGESTION, cc)
+    c.recv(16)
+    c.sendall(b"x" * 2000)
+    time.sleep(0.35)  # > the RTO (200 ms minimum + a loopback RTT): Linux restarts the cwnd
+    c.sendall(b"y" * 5000)
+    c.close()
+t = threading.Thread(target=serve)
+t.start()
+c = socket.create_connection(("127.0.0.1", s.getsockname()[1]))
+c.sendall(b"GET\\n")
+while c.recv(65536):
+    pass
+print(s.getsockname()[1], flush=True)
+c.close()
+t.join()
+"""
+
+
+@pytest.mark.parametrize("cc", ["reno", "bbr"])
+def test_the_program_counts_a_restart_window_where_linux_restarts_the_cwnd(cgroup, cc):
+    """2 000 bytes, an idle longer than the RTO, 5 000 bytes: with reno, tcp_cwnd_restart() runs
+    before the second send and the close record has one restart window starting at byte 2 000,
+    holding the 5 000 bytes (one loopback segment), no retransmission.
+    BBR has its own cong_control: Linux does not restart it, and the program counts nothing."""
+    import select
+
+    from iwlab.deploy import evidence_bpf
+
+    ev = evidence_bpf.BpfEvidence(CGROUP)
+    try:
+        p = subprocess.run([sys.executable, "-c", IDLE_PAIR, cc], capture_output=True, text=True, timeout=30,
+                           preexec_fn=lambda: (cgroup / "cgroup.procs").write_text(str(os.getpid())))
+        server_port = int(p.stdout)
+        raw, deadline = [], time.monotonic() + 10
+        while not any(r["sport"] == server_port for r in raw) and time.monotonic() < deadline:
+            select.select([ev], [], [], 0.5)
+            raw += [r for r in ev.raw() if r["kind"] == "close"]
+    finally:
+        ev.close()
+    [server] = [r for r in raw if r["sport"] == server_port]
+    assert server["bytes_sent"] == 7000 and server["total_retrans"] == 0, server
+    if cc == "reno":
+        assert (server["restarts"], server["rs_start"], server["rs_bytes"]) == (1, 2000, 5000), server
+        assert server["rs_segments"] == -(-5000 // server["mss"]) == 1, server  # loopback MSS > 5 000
+        assert server["rs_window"] >= 5000 and server["rs_retrans"] == 0, server
+    else:
+        assert (server["restarts"], server["rs_bytes"], server["rs_segments"]) == (0, 0, 0), server

@@ -92,7 +92,24 @@ struct conn {
     __u32 rs_window;
     __u32 rs_retrans;
     __u32 rs_reported;   // this restart window's retransmission was emitted
+    __u32 rs_bytes_done; // data and segments sent in the restart windows before the last
+    __u32 rs_segs_done;
 };
+
+// Data sent in the last restart window when `sent` bytes were sent in all: min(snd_nxt, end) −
+// start, as the simulator's sender counts a window.
+static __always_inline __u32 rs_sent(struct conn *c, __u32 sent)
+{
+    __u32 b = sent - c->rs_start;
+    if ((__s32)b < 0)
+        return 0;
+    return b < c->rs_window ? b : c->rs_window;
+}
+
+static __always_inline __u32 segments(__u32 bytes, __u32 mss)
+{
+    return mss ? (bytes + mss - 1) / mss : 0;
+}
 
 struct {
     __uint(type, BPF_MAP_TYPE_SK_STORAGE);
@@ -178,6 +195,13 @@ static __always_inline void emit(struct bpf_sock_ops *skops, struct conn *c, __u
     r->rs_start = c->rs_start;
     r->rs_window = c->rs_window;
     r->rs_retrans = c->rs_retrans;
+    r->rs_bytes = c->rs_bytes_done;
+    r->rs_segments = c->rs_segs_done;
+    if (c->restarts) {
+        __u32 b = rs_sent(c, sent);
+        r->rs_bytes += b;
+        r->rs_segments += segments(b, c->mss);
+    }
     bpf_ringbuf_submit(r, 0);
     count(kind == IWLAB_EV_CLOSE ? IWLAB_EVS_CLOSED : kind == IWLAB_EV_IW_RETRANS ? IWLAB_EVS_IW_RETRANS
                                                                                   : IWLAB_EVS_RS_RETRANS);
@@ -221,6 +245,7 @@ int iwlab_evidence_sockops(struct bpf_sock_ops *skops)
         c->first_retrans = NO_RETRANS;
         c->reported = 0;
         c->restarts = c->rs_start = c->rs_window = c->rs_retrans = c->rs_reported = 0;
+        c->rs_bytes_done = c->rs_segs_done = 0;
         bpf_sock_ops_cb_flags_set(skops, skops->bpf_sock_ops_cb_flags | BPF_SOCK_OPS_RETRANS_CB_FLAG |
                                              BPF_SOCK_OPS_STATE_CB_FLAG | BPF_SOCK_OPS_WRITE_HDR_OPT_CB_FLAG);
         count(IWLAB_EVS_ESTABLISHED);
@@ -262,6 +287,11 @@ int iwlab_evidence_sockops(struct bpf_sock_ops *skops)
         __u32 off = skops->snd_nxt - c->start;
         if (off == 0 || !restarted(sk))
             return 1;
+        if (c->restarts) { // the previous window is over
+            __u32 b = rs_sent(c, off);
+            c->rs_bytes_done += b;
+            c->rs_segs_done += segments(b, c->mss);
+        }
         c->restarts += 1;
         c->rs_start = off;
         c->rs_window = skops->snd_cwnd * skops->mss_cache;

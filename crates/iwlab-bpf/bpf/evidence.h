@@ -36,6 +36,8 @@ struct iwlab_evidence {
     __u32 rs_start;      // the last restart window: offset of its first byte from the first data byte
     __u32 rs_window;     // its size, bytes (snd_cwnd after tcp_cwnd_restart() × mss_cache)
     __u32 rs_retrans;    // retransmissions of restart-window segments (all windows)
+    __u32 rs_bytes;      // data sent in restart windows (all windows, each at most its size)
+    __u32 rs_segments;   // segments of it: ⌈bytes / MSS⌉ per window
 };
 
 enum iwlab_evidence_stat {

@@ -76,6 +76,8 @@ pub struct Record {
     pub rs_start: u32,
     pub rs_window: u32,
     pub rs_retrans: u32,
+    pub rs_bytes: u32,
+    pub rs_segments: u32,
 }
 
 impl Record {
@@ -91,6 +93,7 @@ impl Record {
             min_rtt_us: self.min_rtt_us,
             restarts: self.restarts,
             rs_retrans: self.rs_retrans,
+            rs_segments: self.rs_segments,
         }
     }
 }
@@ -147,7 +150,7 @@ pub fn line(r: &Record, out: &mut impl Write) -> io::Result<()> {
     writeln!(
         out,
         ",\"data_segs_out\":{},\"srtt_us\":{},\"min_rtt_us\":{},\"snd_cwnd\":{},\"old_state\":{},\"restarts\":{},\
-         \"rs_start\":{},\"rs_window\":{},\"rs_retrans\":{}}}",
+         \"rs_start\":{},\"rs_window\":{},\"rs_retrans\":{},\"rs_bytes\":{},\"rs_segments\":{}}}",
         r.data_segs_out,
         r.srtt_us,
         r.min_rtt_us,
@@ -156,7 +159,9 @@ pub fn line(r: &Record, out: &mut impl Write) -> io::Result<()> {
         r.restarts,
         r.rs_start,
         r.rs_window,
-        r.rs_retrans
+        r.rs_retrans,
+        r.rs_bytes,
+        r.rs_segments
     )
 }
 
@@ -303,7 +308,7 @@ mod tests {
             let pos = rendered[at..].find(&format!("{n}:")).unwrap_or_else(|| panic!("{n} not in Record"));
             at += pos;
         }
-        assert_eq!(fields.len(), 24);
+        assert_eq!(fields.len(), 26);
         assert_eq!(std::mem::size_of::<Record>(), fields.iter().map(|(_, s)| s).sum::<usize>());
     }
 

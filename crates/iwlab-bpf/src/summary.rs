@@ -62,6 +62,8 @@ pub struct Sum {
     /// min RTT of the last connection with an RTT sample (the watcher's gauge), 0: none.
     pub last_min_rtt_us: u64,
     pub restarts: u64,
+    /// Segments sent in restart windows.
+    pub rs_segments_sent: u64,
     pub rs_retrans: u64,
 }
 
@@ -179,6 +181,7 @@ impl Table {
             s.last_min_rtt_us = c.min_rtt_us as u64;
         }
         s.restarts += c.restarts as u64;
+        s.rs_segments_sent += c.rs_segments as u64;
         s.rs_retrans += c.rs_retrans as u64;
         Route::Summed
     }
@@ -194,7 +197,8 @@ impl Table {
                 out,
                 "{{\"kind\":\"summary\",\"prefix\":\"{}\",\"connections\":{},\"bytes_sent\":{},\"bytes_acked\":{},\
                  \"iw_segments_sent\":{},\"iw_retrans\":{},\"lossy\":{},\"data_segs_out\":{},\"total_retrans\":{},\
-                 \"rtt_us_sum\":{},\"rtt_n\":{},\"last_min_rtt_us\":{},\"restarts\":{},\"rs_retrans\":{}}}",
+                 \"rtt_us_sum\":{},\"rtt_n\":{},\"last_min_rtt_us\":{},\"restarts\":{},\"rs_segments_sent\":{},\
+                 \"rs_retrans\":{}}}",
                 p.key,
                 s.connections,
                 s.bytes_sent,
@@ -208,6 +212,7 @@ impl Table {
                 s.rtt_n,
                 s.last_min_rtt_us,
                 s.restarts,
+                s.rs_segments_sent,
                 s.rs_retrans
             )?;
             *s = Sum::default();
@@ -235,6 +240,7 @@ pub struct Close {
     pub min_rtt_us: u32,
     pub restarts: u32,
     pub rs_retrans: u32,
+    pub rs_segments: u32,
 }
 
 #[cfg(test)]

@@ -178,6 +178,11 @@ class BpfEvidence:
 
     def read(self) -> Iterator[tuple[str, Any, dict[str, Any] | None]]:
         """Everything the child wrote since the last read, as the watcher's calls."""
+        for rec in self.raw():
+            yield from self.records.feed(rec)
+
+    def raw(self) -> list[dict[str, Any]]:
+        """Everything the child wrote since the last read, as the records it printed."""
         chunks = [self._buf]
         while True:
             try:
@@ -192,9 +197,7 @@ class BpfEvidence:
         data = b"".join(chunks)
         end = data.rfind(b"\n") + 1
         self._buf = data[end:]
-        loads = json.loads
-        for line in data[:end].decode().splitlines():
-            yield from self.records.feed(loads(line))
+        return [json.loads(line) for line in data[:end].decode().splitlines()]
 
     def _stop_and_stderr(self) -> str:
         self._end()
