@@ -39,8 +39,9 @@ ext: deps
 	VIRTUAL_ENV=$(abspath $(VENV)) PATH=$(abspath $(VENV))/bin:$$PATH $(VENV)/bin/maturin develop --release -q
 	$(PY) -m compileall -q python/iwlab >/dev/null
 
-test-rust: deps-rust deps-tools
+test-rust: deps-rust deps-tools deps-bpf
 	$(CARGO) test -p iwlab-core -p iwlab-link -p iwlab-conform
+	$(CARGO) test --release -p iwlab-bpf  # header layouts, the evidence reader's per-prefix sums
 
 test-python: ext deps-browser
 	$(PY) -m pytest -q

@@ -1,11 +1,14 @@
 """Benchmark of `iwlab watch`'s evidence sources at 1 000 and 10 000 connections/s (root).
 
     .venv/bin/python bench/watch_evidence.py [--rates 1000,10000] [--seconds 10] [--sources bpf,poll]
+                                             [--policy fallback|aimd]
 
 Two namespaces joined by a veth: a server (bench/connload/connload.c `serve`, 1 000-byte
 responses) in a cgroup of its own, and a client (`connload load`) opening connections at a fixed
-rate. For each source and rate: `iwlab apply` (rfc6928-fallback on the client's prefix), `iwlab
+rate. For each source and rate: `iwlab apply` (rfc6928-fallback on the client's prefix, or `--policy`), `iwlab
 watch --source S --cgroup …` (a subprocess, as in production), the load, then `iwlab watch status`.
+`--policy aimd` puts an aimd policy on the prefix instead: the bpf reader then passes every close
+to the watcher (aimd learns from each), the cost of the per-connection path.
 Reported: the watcher's CPU (user + system from /proc/PID/stat, the watcher and its iwlab-bpf
 child, from the start of the load until the watcher has caught up) per second of load, and the connections the watcher counted against
 those the client completed (missed = completed − counted). Writes bench/watch_evidence.json.
@@ -28,17 +31,21 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 IWLAB = Path(sys.executable).with_name("iwlab")
 CGROUP_ROOT = Path(os.environ.get("IWLAB_CGROUP2", "/sys/fs/cgroup/unified"))
-P = f"iwb{os.getpid()}"
+P = f"{os.environ.get('IWLAB_BENCH_PREFIX', 'iwb')}{os.getpid()}"  # namespaces, cgroup, temp dir
 NS_S, NS_C, CGROUP = f"{P}s", f"{P}c", f"{P}cg"
 SERVER, CLIENT = "10.79.1.1", "10.79.2.1"
 PORT = 8080
+# --policy: rfc6928-fallback learns only from IW loss (the bpf reader sums its clean closes);
+# aimd learns from every close (a line per connection, as before the sums)
+POLICIES = {"fallback": '{ kind = "rfc6928-fallback", expiry = "600s" }',
+            "aimd": '{ kind = "aimd", initial = 10, min = 2, max = 10, step = 1, raise_after = 100 }'}
 POLICY = """
 [iw.policies]
-fallback = { kind = "rfc6928-fallback", expiry = "600s" }
+p = {spec}
 
 [[routes]]
 prefix = "10.79.2.0/24"
-policy = "fallback"
+policy = "p"
 """
 
 
@@ -107,9 +114,9 @@ def teardown(procs: list[subprocess.Popen]) -> None:
         sh("ip", "netns", "del", ns, check=False)
 
 
-def scenario(exe: Path, tmp: Path, source: str, rate: int, seconds: float) -> dict:
+def scenario(exe: Path, tmp: Path, source: str, rate: int, seconds: float, kind: str) -> dict:
     state, policy = tmp / f"state-{source}-{rate}.sqlite", tmp / "policy.toml"
-    policy.write_text(POLICY)
+    policy.write_text(POLICY.format(spec=POLICIES[kind]))
     sh(str(IWLAB), "apply", str(policy), "--netns", NS_S, "--state", str(state))
     w = subprocess.Popen([str(IWLAB), "watch", "--netns", NS_S, "--state", str(state), "--source", source,
                           "--cgroup", CGROUP], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
@@ -141,7 +148,7 @@ def scenario(exe: Path, tmp: Path, source: str, rate: int, seconds: float) -> di
     sh(str(IWLAB), "rollback", "--netns", NS_S, "--state", str(state))
     counted = sum(p["connections"] for p in status["prefixes"])
     hz = os.sysconf("SC_CLK_TCK")
-    return {"source": source, "rate": rate, "seconds": round(wall, 2), "rate_achieved": round(load["completed"] / wall), "completed": load["completed"],
+    return {"source": source, "policy": kind, "rate": rate, "seconds": round(wall, 2), "rate_achieved": round(load["completed"] / wall), "completed": load["completed"],
             "failed": load["failed"], "failures": {k: load[k] for k in ("no_socket", "refused", "reset")}, "unfinished": load["unfinished"], "counted": counted,
             "missed": load["completed"] - counted, "cpu_cores": round((c1 - c0) / hz / wall, 3),
             "cpu_us_per_connection": round((c1 - c0) / hz / max(1, load["completed"]) * 1e6, 1),
@@ -154,6 +161,7 @@ def main() -> int:
     ap.add_argument("--rates", default="1000,10000")
     ap.add_argument("--seconds", type=float, default=10.0)
     ap.add_argument("--sources", default="bpf,poll")
+    ap.add_argument("--policy", default="fallback", choices=sorted(POLICIES))
     ap.add_argument("--out", default=str(HERE / "watch_evidence.json"))
     a = ap.parse_args()
     if os.geteuid() != 0:
@@ -176,7 +184,7 @@ def main() -> int:
                         preexec_fn=lambda: (cg / "cgroup.procs").write_text(str(os.getpid())))
                     procs.append(server)
                     assert server.stdout.readline().strip() == "listening"
-                    r = scenario(exe, tmp, source, rate, a.seconds)
+                    r = scenario(exe, tmp, source, rate, a.seconds, a.policy)
                     r["load_average"] = os.getloadavg()
                 finally:
                     teardown(procs)

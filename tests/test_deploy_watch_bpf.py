@@ -274,3 +274,123 @@ def test_the_program_reports_ipv4_and_ipv6_connections_byte_exact(cgroup, addr):
     assert (client.dst, client.dport, client.bytes_sent) == (addr, server_port, 4)
     assert server.family == (evidence_bpf.AF_INET6 if ":" in addr else evidence_bpf.AF_INET)
     assert server.total_retrans == 0
+
+
+SERVE_IDLE = """
+import socket, sys, time
+first, pause, second = int(sys.argv[1]), float(sys.argv[2]), int(sys.argv[3])
+s = socket.create_server((sys.argv[4], 0))
+print(s.getsockname()[1], flush=True)
+while True:
+    c, _ = s.accept()
+    with c:
+        c.recv(16)
+        c.sendall(b"x" * first)
+        time.sleep(pause)
+        c.sendall(b"y" * second)
+        time.sleep(0.5)  # the burst is delivered (and retransmitted) before the close
+"""
+
+
+class IdleCgroupServer(CgroupServer):
+    """Per connection: `first` bytes, a pause, `second` bytes; a process in the cgroup, in NS_S."""
+
+    def __init__(self, cg: Path, first: int, pause: float, second: int):
+        def join():
+            (cg / "cgroup.procs").write_text(str(os.getpid()))
+
+        self.p = subprocess.Popen(["ip", "netns", "exec", NS_S, sys.executable, "-c", SERVE_IDLE, str(first),
+                                   str(pause), str(second), SERVER], stdout=subprocess.PIPE, text=True,
+                                  preexec_fn=join)
+        self.port = int(self.p.stdout.readline())
+        self.size = first + second
+
+
+@pytest.mark.parametrize("pause", [0.6, 0.05])
+def test_loss_in_a_restart_window_is_seen_at_the_retransmission(net, cgroup, tmp_path, pause):
+    """RFC 5681 §4.1, RFC 6928 §2/§4: 2 000 bytes (inside IW 10, no loss), an idle of 0.6 s (>
+    the RTO, ~220 ms), then 14 000 bytes: Linux restarts the cwnd (tcp_cwnd_restart, cubic) at
+    min(IW, cwnd) = 10 segments, the burst overflows the bottleneck's 6-packet queue, and the
+    program reports a retransmission of the restart window with the 14 000 bytes sent in it.
+    With a pause of 50 ms (< RTO) there is no restart: the burst's loss is initial-window loss
+    (its bytes are inside the first IW·MSS), never restart-window evidence."""
+    import sqlite3
+
+    policy, state = tmp_path / "policy.toml", tmp_path / "state.sqlite"
+    policy.write_text(POLICY)
+    run(str(IWLAB), "apply", str(policy), "--netns", NS_S, "--state", str(state))
+    watcher = _watch_bpf(state)
+    server = IdleCgroupServer(cgroup, 2000, pause, 14_000)
+    try:
+        assert server.fetch() == 16_000
+        deadline = time.monotonic() + 5
+        while _route_iw() != 3 and time.monotonic() < deadline:
+            time.sleep(0.05)
+    finally:
+        server.close()
+        err = _stop(watcher)
+    with sqlite3.connect(state) as db:
+        rows = db.execute("SELECT kind, bytes_sent, detail FROM evidence ORDER BY id").fetchall()
+    run(str(IWLAB), "rollback", "--netns", NS_S, "--state", str(state))
+    if pause > 0.5:
+        assert [r[:2] for r in rows] == [("loss_in_restart_window", 14_000)], (rows, err)
+        assert re.search(r"loss_in_initial_window \(restart window, at the retransmission\) from 10\.78\.2\.1 "
+                         r"\(14000 bytes sent, \d+ retransmissions\): IW 10 → 3 segments", err), err
+    else:
+        assert rows and all(k == "loss_in_initial_window" for k, _, _ in rows), (rows, err)
+        assert "restart window" not in err, err
+
+
+IDLE_PAIR = """
+import socket, sys, threading, time
+cc = sys.argv[1].encode()
+s = socket.create_server(("127.0.0.1", 0))
+def serve():
+    c, _ = s.accept()
+    c.setsockopt(socket.IPPROTO_TCP, socket.TCP_CONGESTION, cc)
+    c.recv(16)
+    c.sendall(b"x" * 2000)
+    time.sleep(0.35)  # > the RTO (200 ms minimum + a loopback RTT): Linux restarts the cwnd
+    c.sendall(b"y" * 5000)
+    c.close()
+t = threading.Thread(target=serve)
+t.start()
+c = socket.create_connection(("127.0.0.1", s.getsockname()[1]))
+c.sendall(b"GET\\n")
+while c.recv(65536):
+    pass
+print(s.getsockname()[1], flush=True)
+c.close()
+t.join()
+"""
+
+
+@pytest.mark.parametrize("cc", ["reno", "bbr"])
+def test_the_program_counts_a_restart_window_where_linux_restarts_the_cwnd(cgroup, cc):
+    """2 000 bytes, an idle longer than the RTO, 5 000 bytes: with reno, tcp_cwnd_restart() runs
+    before the second send and the close record has one restart window starting at byte 2 000,
+    holding the 5 000 bytes (one loopback segment), no retransmission.
+    BBR has its own cong_control: Linux does not restart it, and the program counts nothing."""
+    import select
+
+    from iwlab.deploy import evidence_bpf
+
+    ev = evidence_bpf.BpfEvidence(CGROUP)
+    try:
+        p = subprocess.run([sys.executable, "-c", IDLE_PAIR, cc], capture_output=True, text=True, timeout=30,
+                           preexec_fn=lambda: (cgroup / "cgroup.procs").write_text(str(os.getpid())))
+        server_port = int(p.stdout)
+        raw, deadline = [], time.monotonic() + 10
+        while not any(r["sport"] == server_port for r in raw) and time.monotonic() < deadline:
+            select.select([ev], [], [], 0.5)
+            raw += [r for r in ev.raw() if r["kind"] == "close"]
+    finally:
+        ev.close()
+    [server] = [r for r in raw if r["sport"] == server_port]
+    assert server["bytes_sent"] == 7000 and server["total_retrans"] == 0, server
+    if cc == "reno":
+        assert (server["restarts"], server["rs_start"], server["rs_bytes"]) == (1, 2000, 5000), server
+        assert server["rs_segments"] == -(-5000 // server["mss"]) == 1, server  # loopback MSS > 5 000
+        assert server["rs_window"] >= 5000 and server["rs_retrans"] == 0, server
+    else:
+        assert (server["restarts"], server["rs_bytes"], server["rs_segments"]) == (0, 0, 0), server

@@ -7,9 +7,12 @@
 //! nothing attached.
 //!
 //! Lines: first `{"kind":"attached",…}`; then `{"kind":"iw_retrans",…}` (an initial-window
-//! segment retransmitted, as it happens) and `{"kind":"close",…}` (a connection's counters at
-//! TCP_CLOSE); every `--stats-every` seconds `{"kind":"stats",…}` with the program's counters
-//! (`ringbuf_full`: records lost because this reader fell behind).
+//! segment retransmitted, as it happens), `{"kind":"rs_retrans",…}` (the same for a restart
+//! window) and `{"kind":"close",…}` (a connection's counters at TCP_CLOSE); with `--prefix`
+//! (summary.rs), the clean closes of `sum` routes become `{"kind":"summary",…}` lines, one per
+//! prefix every `--summary-ms`; every `--stats-every` seconds `{"kind":"stats",…}` with the
+//! program's counters (`ringbuf_full`: records lost because this reader fell behind) and the
+//! reader's (`summarized`, `dropped`).
 use std::{
     fs::File,
     io::{self, Write},
@@ -26,7 +29,11 @@ use aya::{
 };
 use serde_json::json;
 
-use crate::{flow_iw, sys, Error};
+use crate::{
+    flow_iw,
+    summary::{self, Table},
+    sys, Error,
+};
 
 static OBJECT: &[u8] = aya::include_bytes_aligned!(concat!(env!("OUT_DIR"), "/evidence.bpf.o"));
 pub const PROGRAM: &str = "iwlab_evidence_sockops";
@@ -34,10 +41,12 @@ const RECORDS_MAP: &str = "iwlab_ev_records";
 const STATS_MAP: &str = "iwlab_ev_stats";
 const KIND_IW_RETRANS: u32 = 1;
 const KIND_CLOSE: u32 = 2;
+const KIND_RS_RETRANS: u32 = 3;
 const AF_INET6: u32 = 10;
 const NO_RETRANS: u32 = u32::MAX;
 /// `enum iwlab_evidence_stat`, in order.
-pub const STATS: [&str; 6] = ["established", "no_storage", "iw_retrans", "closed", "closed_no_data", "ringbuf_full"];
+pub const STATS: [&str; 8] =
+    ["established", "no_storage", "iw_retrans", "closed", "closed_no_data", "ringbuf_full", "restarts", "rs_retrans"];
 
 /// `struct iwlab_evidence` (bpf/evidence.h).
 #[repr(C)]
@@ -63,6 +72,30 @@ pub struct Record {
     pub min_rtt_us: u32,
     pub snd_cwnd: u32,
     pub old_state: u32,
+    pub restarts: u32,
+    pub rs_start: u32,
+    pub rs_window: u32,
+    pub rs_retrans: u32,
+    pub rs_bytes: u32,
+    pub rs_segments: u32,
+}
+
+impl Record {
+    fn close(&self) -> summary::Close {
+        summary::Close {
+            bytes_sent: self.bytes_sent,
+            bytes_acked: self.bytes_acked,
+            mss: self.mss,
+            iw_segments: self.iw_segments,
+            iw_retrans: self.iw_retrans,
+            total_retrans: self.total_retrans,
+            data_segs_out: self.data_segs_out,
+            min_rtt_us: self.min_rtt_us,
+            restarts: self.restarts,
+            rs_retrans: self.rs_retrans,
+            rs_segments: self.rs_segments,
+        }
+    }
 }
 
 fn kernel(what: &str, e: impl std::fmt::Display) -> Error {
@@ -88,6 +121,7 @@ pub fn line(r: &Record, out: &mut impl Write) -> io::Result<()> {
     let kind = match r.kind {
         KIND_IW_RETRANS => "iw_retrans",
         KIND_CLOSE => "close",
+        KIND_RS_RETRANS => "rs_retrans",
         _ => "unknown",
     };
     write!(
@@ -115,18 +149,31 @@ pub fn line(r: &Record, out: &mut impl Write) -> io::Result<()> {
     }
     writeln!(
         out,
-        ",\"data_segs_out\":{},\"srtt_us\":{},\"min_rtt_us\":{},\"snd_cwnd\":{},\"old_state\":{}}}",
-        r.data_segs_out, r.srtt_us, r.min_rtt_us, r.snd_cwnd, r.old_state
+        ",\"data_segs_out\":{},\"srtt_us\":{},\"min_rtt_us\":{},\"snd_cwnd\":{},\"old_state\":{},\"restarts\":{},\
+         \"rs_start\":{},\"rs_window\":{},\"rs_retrans\":{},\"rs_bytes\":{},\"rs_segments\":{}}}",
+        r.data_segs_out,
+        r.srtt_us,
+        r.min_rtt_us,
+        r.snd_cwnd,
+        r.old_state,
+        r.restarts,
+        r.rs_start,
+        r.rs_window,
+        r.rs_retrans,
+        r.rs_bytes,
+        r.rs_segments
     )
 }
 
-fn stats(map: &PerCpuArray<MapData, u64>) -> serde_json::Value {
+fn stats(map: &PerCpuArray<MapData, u64>, summarized: u64, dropped: u64) -> serde_json::Value {
     let mut m = serde_json::Map::new();
     m.insert("kind".into(), json!("stats"));
     for (i, name) in STATS.iter().enumerate() {
         let total: u64 = map.get(&(i as u32), 0).map(|v| v.iter().sum()).unwrap_or(0);
         m.insert(name.to_string(), json!(total));
     }
+    m.insert("summarized".into(), json!(summarized));
+    m.insert("dropped".into(), json!(dropped));
     serde_json::Value::Object(m)
 }
 
@@ -139,8 +186,15 @@ fn load() -> Result<Ebpf, Error> {
 
 /// Runs until stdout is closed or a signal ends the process. `batch`: how long to let records
 /// gather after a wake-up (fewer, larger reads at high connection rates; the latency it adds
-/// to an IW-loss record is at most `batch`).
-pub fn stream(cgroup: &Path, stats_every: Duration, batch: Duration) -> Result<(), Error> {
+/// to an IW-loss record is at most `batch`). `table`: the watcher's routes (summary.rs); None:
+/// every record is a line. `summary_every`: how often the sums are written.
+pub fn stream(
+    cgroup: &Path,
+    stats_every: Duration,
+    batch: Duration,
+    mut table: Option<Table>,
+    summary_every: Duration,
+) -> Result<(), Error> {
     flow_iw::check_cgroup(cgroup)?;
     // SAFETY: prctl with integer arguments. The watcher's death ends this process, and with it
     // the attachment; a parent already gone (re-parented to init) means we stop at once.
@@ -165,11 +219,14 @@ pub fn stream(cgroup: &Path, stats_every: Duration, batch: Duration) -> Result<(
         .and_then(|_| out.flush())
         .map_err(gone)?;
     let mut next_stats = Instant::now() + stats_every;
+    let mut next_summary = Instant::now() + summary_every;
+    let (mut summarized, mut dropped) = (0u64, 0u64);
     loop {
         if parent.is_some_and(|p| std::os::unix::process::parent_id() as i32 != p) {
             return Ok(()); // the parent died before PR_SET_PDEATHSIG was set
         }
-        let timeout = next_stats.saturating_duration_since(Instant::now()).as_millis().min(1000) as i32;
+        let wake = if table.is_some() { next_stats.min(next_summary) } else { next_stats };
+        let timeout = wake.saturating_duration_since(Instant::now()).as_millis().min(1000) as i32;
         let mut pfd = libc::pollfd { fd: ring.as_raw_fd(), events: libc::POLLIN, revents: 0 };
         // SAFETY: one pollfd, valid for the call.
         let n = unsafe { libc::poll(&mut pfd, 1, timeout) };
@@ -179,6 +236,7 @@ pub fn stream(cgroup: &Path, stats_every: Duration, batch: Duration) -> Result<(
         if n > 0 && !batch.is_zero() {
             std::thread::sleep(batch);
         }
+        let mut wrote = false;
         while let Some(item) = ring.next() {
             if item.len() < std::mem::size_of::<Record>() {
                 continue;
@@ -186,13 +244,34 @@ pub fn stream(cgroup: &Path, stats_every: Duration, batch: Duration) -> Result<(
             // SAFETY: the program writes a whole struct iwlab_evidence; read unaligned.
             let r: Record = unsafe { std::ptr::read_unaligned(item.as_ptr() as *const Record) };
             drop(item);
-            line(&r, &mut out).map_err(gone)?;
+            let what = match table.as_mut() {
+                None => summary::Route::Line,
+                Some(t) => t.route(addr(r.family, &r.remote_ip), r.kind == KIND_CLOSE, &r.close()),
+            };
+            match what {
+                summary::Route::Line => {
+                    line(&r, &mut out).map_err(gone)?;
+                    wrote = true;
+                }
+                summary::Route::Summed => summarized += 1,
+                summary::Route::Drop => dropped += 1,
+            }
         }
-        if Instant::now() >= next_stats {
-            writeln!(out, "{}", stats(&stats_map)).map_err(gone)?;
-            next_stats = Instant::now() + stats_every;
+        let now = Instant::now();
+        if let Some(t) = table.as_mut() {
+            if now >= next_summary {
+                wrote |= t.write(&mut out).map_err(gone)? > 0;
+                next_summary = now + summary_every;
+            }
         }
-        out.flush().map_err(gone)?;
+        if now >= next_stats {
+            writeln!(out, "{}", stats(&stats_map, summarized, dropped)).map_err(gone)?;
+            next_stats = now + stats_every;
+            wrote = true;
+        }
+        if wrote {
+            out.flush().map_err(gone)?;
+        }
     }
 }
 
@@ -229,7 +308,7 @@ mod tests {
             let pos = rendered[at..].find(&format!("{n}:")).unwrap_or_else(|| panic!("{n} not in Record"));
             at += pos;
         }
-        assert_eq!(fields.len(), 20);
+        assert_eq!(fields.len(), 26);
         assert_eq!(std::mem::size_of::<Record>(), fields.iter().map(|(_, s)| s).sum::<usize>());
     }
 

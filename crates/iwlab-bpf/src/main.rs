@@ -5,6 +5,7 @@
 mod evidence;
 mod flow_iw;
 mod layout;
+mod summary;
 mod sys;
 
 use std::path::PathBuf;
@@ -79,6 +80,13 @@ enum Cmd {
         /// Milliseconds to let records gather after a wake-up (0..=100).
         #[arg(long, default_value_t = 5)]
         batch_ms: u64,
+        /// A route of the watcher's policy, KEY=MODE (KEY a CIDR or `default`; MODE `sum`: clean
+        /// closes summed per prefix, `each`: a line per connection). Without: a line per record.
+        #[arg(long = "prefix")]
+        prefixes: Vec<String>,
+        /// Milliseconds between two writes of the per-prefix sums (10..=10000).
+        #[arg(long, default_value_t = 200)]
+        summary_ms: u64,
     },
 }
 
@@ -120,17 +128,23 @@ fn check_iw(default_iw: u32, max_iw: u32) -> Result<(), Error> {
 
 fn run(cmd: Cmd) -> Result<serde_json::Value, Error> {
     match cmd {
-        Cmd::Evidence { cgroup, stats_every, batch_ms } => {
+        Cmd::Evidence { cgroup, stats_every, batch_ms, prefixes, summary_ms } => {
             if !(0.01..=3600.0).contains(&stats_every) {
                 return Err(Error::Usage(format!("--stats-every = {stats_every}: allowed 0.01..=3600 seconds")));
             }
             if batch_ms > 100 {
                 return Err(Error::Usage(format!("--batch-ms = {batch_ms}: allowed 0..=100")));
             }
+            if !(10..=10_000).contains(&summary_ms) {
+                return Err(Error::Usage(format!("--summary-ms = {summary_ms}: allowed 10..=10000")));
+            }
+            let table = if prefixes.is_empty() { None } else { Some(summary::Table::parse(&prefixes)?) };
             evidence::stream(
                 &cgroup,
                 std::time::Duration::from_secs_f64(stats_every),
                 std::time::Duration::from_millis(batch_ms),
+                table,
+                std::time::Duration::from_millis(summary_ms),
             )?;
             Ok(serde_json::json!({"kind": "end"}))
         }

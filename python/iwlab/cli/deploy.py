@@ -242,7 +242,8 @@ def watch_cmd(ctx: typer.Context,
         from iwlab.deploy import evidence_bpf
 
         try:
-            evidence, fallback = evidence_bpf.start(source, cgroup)
+            # `--record` writes every event: a line per connection then, no sums
+            evidence, fallback = evidence_bpf.start(source, cgroup, pf if record is None else None)
         except evidence_bpf.BpfUnavailable as e:
             _fail(f"--source = bpf: {e}")
         try:

@@ -12,13 +12,19 @@ program to the cgroup the watched service runs in and prints JSON lines from its
   retransmissions, IW retransmissions, all retransmissions, cwnd): the `closed` event. A close
   with IW retransmissions whose `iw_retrans` record was lost (`ringbuf_full`) still gives the
   IW-loss event, then;
+* `rs_retrans` — a segment of a restart window (the window Linux's `tcp_cwnd_restart` sets when
+  a connection sends after an idle longer than its RTO, RFC 5681 §4.1) was retransmitted, once
+  per window: `loss_in_initial_window` with `bytes_sent` = data sent in that window (RFC 6928
+  §2/§4 count it as evidence too);
+* `summary` — with a route table (`prefix_args`), the clean closes of routes whose policy
+  learns only from IW-loss events, summed per prefix every `summary_ms` (crates/iwlab-bpf
+  src/summary.rs): the watcher's per-connection work was its cost at 10 000 connections/s;
 * `stats` — the program's counters once a second (`ringbuf_full`: records lost).
 
 A child process rather than a binding in the extension: the link, ring buffer and per-socket
 storage belong to it alone and go when it ends, however it ends (its parent's death kills it:
 PR_SET_PDEATHSIG), so a crashed or killed watcher leaves nothing attached; and the reader's
-inner loop runs in Rust, outside the watcher's interpreter. Restart windows after idle are not
-tracked by the program (no sock_ops callback at tcp_cwnd_restart); the poll source has them.
+inner loop runs in Rust, outside the watcher's interpreter.
 """
 
 from __future__ import annotations
@@ -35,6 +41,24 @@ from iwlab.deploy import flow_iw, sockdiag
 AF_INET, AF_INET6 = 2, 10
 TCP_CLOSE = 7
 START_TIMEOUT = 20.0  # seconds for the verifier and the attachment on a loaded machine
+
+
+# Policy kinds whose decisions depend only on IW-loss events: their `IwPolicy::learn` ignores
+# `closed` (crates/iwlab-core/src/tcp/iw/), so their routes' clean closes can be summed without
+# changing a decision (tests/test_evidence_summary.py checks each against the Decider). `aimd`
+# counts consecutive clean connections and raises the IW at the raise_after-th; `learned` keeps
+# the window at close of each of the last K connections: their routes keep a line per
+# connection, as does any kind not listed here.
+SUMMARY_KINDS = frozenset({"fixed", "rfc3390", "rfc6928", "rfc6928-fallback", "size-based"})
+
+
+def prefix_args(pf) -> list[str]:
+    """`iwlab-bpf evidence --prefix` items for a policy file's routes: KEY=sum or KEY=each."""
+    out = []
+    for r in pf.routes:
+        kind = pf.policies.get(r.policy, {}).get("kind")
+        out += ["--prefix", f"{r.key}={'sum' if kind in SUMMARY_KINDS else 'each'}"]
+    return out
 
 
 class BpfUnavailable(RuntimeError):
@@ -59,16 +83,26 @@ def iw_loss(rec: dict[str, Any]) -> dict[str, Any]:
             "bytes_sent": max(1, min(rec["bytes_sent"], rec["iw_segments"] * rec["mss"]))}
 
 
+def restart_loss(rec: dict[str, Any]) -> dict[str, Any]:
+    """The `loss_in_initial_window` event of a record with restart-window retransmissions:
+    `bytes_sent` = data sent in the (last) restart window, min(snd_nxt, end) − start as the
+    simulator's sender counts it (tcp/sender.rs)."""
+    return {"kind": "loss_in_initial_window",
+            "bytes_sent": max(1, min(rec["bytes_sent"] - rec["rs_start"], rec["rs_window"]))}
+
+
 class Records:
-    """Turns the record stream into the watcher's calls: ("iw_loss", sock, event) at the
-    retransmission (or at close when that record was lost) and ("closed", sock, None)."""
+    """Turns the record stream into the watcher's calls: ("iw_loss", sock, event) and
+    ("restart_loss", sock, event) at the retransmission (or at close when that record was lost),
+    ("closed", sock, None), and ("summary", prefix, sums) for summed clean closes."""
 
     def __init__(self):
         self.reported: set[int] = set()
+        self.rs_reported: set[int] = set()
         self.stats: dict[str, int] = {}
-        self.counts = {"iw_retrans": 0, "close": 0}
+        self.counts = {"iw_retrans": 0, "rs_retrans": 0, "close": 0, "summary": 0}
 
-    def feed(self, rec: dict[str, Any]) -> Iterator[tuple[str, sockdiag.TcpSock, dict[str, Any] | None]]:
+    def feed(self, rec: dict[str, Any]) -> Iterator[tuple[str, Any, dict[str, Any] | None]]:
         kind = rec.get("kind")
         if kind == "stats":
             self.stats = {k: v for k, v in rec.items() if k != "kind"}
@@ -76,14 +110,24 @@ class Records:
         if kind not in self.counts:
             return
         self.counts[kind] += 1
+        if kind == "summary":
+            yield "summary", rec["prefix"], rec
+            return
         s = sock(rec)
         if kind == "iw_retrans":
             self.reported.add(s.cookie)
             yield "iw_loss", s, iw_loss(rec)
             return
+        if kind == "rs_retrans":
+            self.rs_reported.add(s.cookie)
+            yield "restart_loss", s, restart_loss(rec)
+            return
         if rec["iw_retrans"] > 0 and s.cookie not in self.reported:
             yield "iw_loss", s, iw_loss(rec)
+        if rec.get("rs_retrans", 0) > 0 and s.cookie not in self.rs_reported:
+            yield "restart_loss", s, restart_loss(rec)
         self.reported.discard(s.cookie)
+        self.rs_reported.discard(s.cookie)
         yield "closed", s, None
 
 
@@ -91,7 +135,7 @@ class BpfEvidence:
     """The running `iwlab-bpf evidence` child for one cgroup (a name below flow_iw.CGROUP_ROOT,
     as `iwlab flow-iw` takes it). Raises BpfUnavailable when it cannot start."""
 
-    def __init__(self, cgroup: str, batch_ms: int = 5):
+    def __init__(self, cgroup: str, batch_ms: int = 5, prefixes: list[str] | None = None, summary_ms: int = 200):
         try:
             cg = flow_iw.cgroup_dir(cgroup)
             exe = flow_iw.binary()
@@ -100,8 +144,11 @@ class BpfEvidence:
         if not cg.is_dir():
             raise BpfUnavailable(f"cgroup {cg} does not exist (`iwlab flow-iw attach` or the service's unit makes it)")
         env = {**os.environ, "IWLAB_EVIDENCE_PARENT": str(os.getpid())}
-        self.p = subprocess.Popen([str(exe), "evidence", "--cgroup", str(cg), "--batch-ms", str(batch_ms)],
-                                  stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env)
+        args = [str(exe), "evidence", "--cgroup", str(cg), "--batch-ms", str(batch_ms)]
+        if prefixes:
+            args += [*prefixes, "--summary-ms", str(summary_ms)]
+        self.summarized = bool(prefixes)
+        self.p = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env)
         self.cgroup = cg
         self.records = Records()
         self._buf = b""
@@ -129,8 +176,13 @@ class BpfEvidence:
     def missed(self) -> int:
         return self.records.stats.get("ringbuf_full", 0)
 
-    def read(self) -> Iterator[tuple[str, sockdiag.TcpSock, dict[str, Any] | None]]:
+    def read(self) -> Iterator[tuple[str, Any, dict[str, Any] | None]]:
         """Everything the child wrote since the last read, as the watcher's calls."""
+        for rec in self.raw():
+            yield from self.records.feed(rec)
+
+    def raw(self) -> list[dict[str, Any]]:
+        """Everything the child wrote since the last read, as the records it printed."""
         chunks = [self._buf]
         while True:
             try:
@@ -145,9 +197,7 @@ class BpfEvidence:
         data = b"".join(chunks)
         end = data.rfind(b"\n") + 1
         self._buf = data[end:]
-        loads = json.loads
-        for line in data[:end].decode().splitlines():
-            yield from self.records.feed(loads(line))
+        return [json.loads(line) for line in data[:end].decode().splitlines()]
 
     def _stop_and_stderr(self) -> str:
         self._end()
@@ -173,11 +223,13 @@ class BpfEvidence:
                 f.close()
 
 
-def start(source: str, cgroup: str | None) -> tuple[BpfEvidence | None, str | None]:
+def start(source: str, cgroup: str | None, pf=None) -> tuple[BpfEvidence | None, str | None]:
     """The evidence source for `iwlab watch --source`: "bpf" (BpfUnavailable if it cannot
-    start), "poll" (None), "auto" (bpf where it starts, else None). Returns (source, the line
-    to log when auto fell back to polling) — logged once the watcher is up, so that an error
-    after this (a busy metrics port) stays the only line."""
+    start), "poll" (None), "auto" (bpf where it starts, else None). `pf`: the watcher's policy
+    file, whose routes the reader sums per prefix (None: a line per connection, as
+    `--record` needs). Returns (source, the line to log when auto fell back to polling) —
+    logged once the watcher is up, so that an error after this (a busy metrics port) stays the
+    only line."""
     if source == "poll":
         return None, None
     why = None
@@ -187,7 +239,7 @@ def start(source: str, cgroup: str | None) -> tuple[BpfEvidence | None, str | No
         why = "not root"
     else:
         try:
-            return BpfEvidence(cgroup), None
+            return BpfEvidence(cgroup, prefixes=None if pf is None else prefix_args(pf)), None
         except BpfUnavailable as e:
             why = str(e)
     if source == "bpf":

@@ -62,6 +62,19 @@ class Metrics:
         if 0 < s.min_rtt_us < 0xFFFFFFFF:
             self.prefix(self.rtt, prefix).set(s.min_rtt_us / 1e6)
 
+    def observe_sum(self, prefix: str, rec: dict) -> None:
+        """`observe` for a per-prefix sum of connections (the bpf reader's `summary` line)."""
+        self.prefix(self.connections, prefix).inc(rec["connections"])
+        self.prefix(self.segs_out, prefix).inc(rec["data_segs_out"])
+        self.prefix(self.retrans, prefix).inc(rec["total_retrans"])
+        tot = self._sums.setdefault(prefix, [0, 0])
+        tot[0] += rec["total_retrans"]
+        tot[1] += rec["data_segs_out"]
+        if tot[1]:
+            self.prefix(self.retrans_rate, prefix).set(tot[0] / tot[1])
+        if rec["last_min_rtt_us"]:
+            self.prefix(self.rtt, prefix).set(rec["last_min_rtt_us"] / 1e6)
+
     def close(self) -> None:
         self.server.shutdown()
         self.server.server_close()

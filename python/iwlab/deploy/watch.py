@@ -422,10 +422,34 @@ class Watcher:
         self.flagged.add(s.cookie)
         self._learn(name, s, ev, "at the retransmission")
 
+    def on_restart_retrans(self, s: sockdiag.TcpSock, ev: dict[str, Any]) -> None:
+        """A restart-window segment retransmitted (the bpf source, once per window)."""
+        name = self._prefix(s.dst)
+        if name is not None:
+            self._learn(name, s, ev, "at the retransmission", window="restart")
+
+    def on_summary(self, name: str, rec: dict[str, Any]) -> None:
+        """Clean closes of a route whose policy learns only from IW-loss events, summed by the
+        bpf reader (evidence_bpf.SUMMARY_KINDS): counted as `on_closed` counts each; the policy
+        is asked again for the prefix (evidence may have expired), as before each event."""
+        c = self.counts.setdefault(name, Counts())
+        c.connections += rec["connections"]
+        c.segs_out += rec["data_segs_out"]
+        c.retrans += rec["total_retrans"]
+        c.rtt_us_sum += rec["rtt_us_sum"]
+        c.rtt_n += rec["rtt_n"]
+        if self.metrics:
+            self.metrics.observe_sum(name, rec)
+        self._decide(name, "re-evaluated (time passed)", self.decisions.check(name, time.time_ns()))
+
     def on_bpf(self) -> None:
         for what, s, ev in self.bpf.read():
             if what == "iw_loss":
                 self.on_iw_retrans(s, ev)
+            elif what == "restart_loss":
+                self.on_restart_retrans(s, ev)
+            elif what == "summary":
+                self.on_summary(s, ev)
             else:  # the bpf source reported any IW loss at its retransmission: no close-time rule
                 self.flagged.add(s.cookie)
                 self.on_closed(s)
