@@ -24,7 +24,8 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-CLI = "import sys; sys.argv[0] = 'iwlab'; from iwlab.cli import main; sys.exit(main())"
+CLI = ("import sys; sys.argv[0] = 'iwlab'; from iwlab import cli; "
+       "sys.exit(getattr(cli, 'console_main', cli.main)())")  # what the `iwlab` script runs
 
 
 def timed(argv: list[str], env: dict[str, str]) -> dict[str, float]:
