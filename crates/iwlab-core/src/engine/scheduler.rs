@@ -7,24 +7,34 @@
 //! The queue is a calendar (Brown, CACM 1988) with one sorted bucket: time is cut into slots of
 //! `SLOT_NS`; events of slots already opened wait, sorted, in `current`; events of the next
 //! `SLOTS` slots wait unsorted in a ring of buckets, and later ones in `overflow`. Scheduling
-//! into the future is a push; a bucket is sorted once, when the clock reaches it. Most events
+//! into the future is a push; a bucket is sorted once, when the clock reaches it. Every bucket
+//! holds its events in the order they were scheduled (the overflow hands its events over in
+//! order, before the slot takes any other), so a stable sort by time alone gives the order of
+//! (time, sequence) — and a bucket scheduled mostly in time order is nearly sorted already,
+//! which a stable sort (insertion sort on small runs) passes over in one sweep. Most events
 //! of a packet simulation are a few milliseconds ahead, so buckets stay small, and the many
 //! retransmission timers a second ahead (most cancelled before they fire) cost a push each
 //! instead of a place in a heap every other event has to sift past.
 
 use super::time::SimTime;
-use std::collections::VecDeque;
 
-/// Slot width: 2^21 ns ≈ 2.1 ms.
-const SLOT_SHIFT: u32 = 21;
-/// Slots in the ring: 2048 slots ≈ 4.3 s ahead (retransmission timers fit).
-const SLOTS: u64 = 2048;
-/// Entries of capacity a drained buffer keeps when it goes back to the ring (2 kB): a bucket
+/// Slot width: 2^20 ns ≈ 1.05 ms. Narrow enough that a slot of a busy run holds a few dozen
+/// events (bench A: ~55), so that most events are pushes into the ring and the sort when a
+/// slot opens is short; with 2.1 ms slots (~110 events each) the binary-search insertion into
+/// `current` and the sorts took ~19 % of bench A's engine instructions (cachegrind, 2026-11-27).
+const SLOT_SHIFT: u32 = 20;
+/// Slots in the ring: 4096 slots ≈ 4.3 s ahead (retransmission timers fit).
+const SLOTS: u64 = 4096;
+/// Entries of capacity a drained buffer keeps when it goes back to the ring (1 kB): a bucket
 /// that held a burst gives the rest back, so the ring holds at most `SLOTS × KEEP` entries
-/// beyond the events waiting in it (4 MB), however long the run and however large the
+/// beyond the events waiting in it (4 MB, as many as 2048 slots of 64 held), however long the run and however large the
 /// largest burst (memory flat in flows). Without the bound every buffer would keep
 /// the largest bucket it ever held, and that maximum grows with the run.
-const KEEP: usize = 64;
+const KEEP: usize = 32;
+/// Entries of capacity a buffer gets when it goes back to the ring, at least: every slot's
+/// buffer grows once to an ordinary bucket's size on the ring's first turn instead of
+/// doubling its way there (4, 8, 16) over several turns — steady state allocates nothing.
+const MIN: usize = 16;
 
 struct Entry<E> {
     at: SimTime,
@@ -38,14 +48,33 @@ impl<E> Entry<E> {
     }
 }
 
+/// Sorts `bucket` by time, stably. A bucket of an ordinary slot (a few dozen events) is nearly
+/// sorted (each kind of event is scheduled a fixed delay ahead, mostly in time order): an
+/// insertion sort passes over it in about one sweep, where the general sort would partition
+/// it. Large buckets (bursts) take the general sort.
+fn sort_by_time<E>(bucket: &mut [Entry<E>]) {
+    if bucket.len() > 64 {
+        bucket.sort_by_key(|e| e.at);
+        return;
+    }
+    for i in 1..bucket.len() {
+        let mut j = i;
+        while j > 0 && bucket[j - 1].at > bucket[j].at {
+            bucket.swap(j - 1, j);
+            j -= 1;
+        }
+    }
+}
+
 fn slot_of(at: SimTime) -> u64 {
     at.as_nanos() >> SLOT_SHIFT
 }
 
 /// A deterministic discrete-event queue.
 pub struct Scheduler<E> {
-    /// Events of slots before `next_slot`, earliest first.
-    current: VecDeque<Entry<E>>,
+    /// Events of slots before `next_slot`, latest first: the next event is popped off the end,
+    /// and an event scheduled a moment ahead (the next hop of a packet) is inserted near it.
+    current: Vec<Entry<E>>,
     /// Events of slots `next_slot .. next_slot + SLOTS`, unsorted, at `ring[slot % SLOTS]`.
     ring: Vec<Vec<Entry<E>>>,
     in_ring: usize,
@@ -68,7 +97,7 @@ impl<E> Default for Scheduler<E> {
 impl<E> Scheduler<E> {
     pub fn new() -> Self {
         Scheduler {
-            current: VecDeque::new(),
+            current: Vec::new(),
             ring: (0..SLOTS).map(|_| Vec::new()).collect(),
             in_ring: 0,
             overflow: Vec::new(),
@@ -93,8 +122,9 @@ impl<E> Scheduler<E> {
         let e = Entry { at, seq, event };
         let slot = slot_of(at);
         if slot < self.next_slot {
-            // Its sequence number is the largest yet: it goes after every event at or before `at`.
-            let i = self.current.partition_point(|c| c.at <= at);
+            // Its sequence number is the largest yet: it comes out after every event at or
+            // before `at`, so it goes in front of them (`current` is latest first).
+            let i = self.current.partition_point(|c| c.at > at);
             self.current.insert(i, e);
         } else if slot < self.next_slot + SLOTS {
             self.ring[(slot % SLOTS) as usize].push(e);
@@ -122,8 +152,9 @@ impl<E> Scheduler<E> {
                 bucket = std::mem::take(&mut self.ring[i]);
                 // The slot keeps the drained queue's buffer, up to `KEEP` entries of it: a
                 // bucket of ordinary size is not reallocated once the ring has gone round.
-                let mut spare = Vec::from(std::mem::take(&mut self.current));
+                let mut spare = std::mem::take(&mut self.current);
                 spare.shrink_to(KEEP);
+                spare.reserve(MIN);
                 self.ring[i] = spare;
             }
             self.next_slot += 1;
@@ -132,9 +163,12 @@ impl<E> Scheduler<E> {
             }
             if found {
                 self.in_ring -= bucket.len();
-                // Keys are unique, so an unstable sort is deterministic.
-                bucket.sort_unstable_by_key(Entry::key);
-                self.current = VecDeque::from(bucket);
+                // The bucket is in sequence order (see the module's comment): stable by time is
+                // (time, sequence), then latest first.
+                sort_by_time(&mut bucket);
+                bucket.reverse();
+                debug_assert!(bucket.windows(2).all(|w| w[0].key() > w[1].key()));
+                self.current = bucket;
                 return;
             }
         }
@@ -143,19 +177,12 @@ impl<E> Scheduler<E> {
     /// Moves the overflow events whose slot the ring now covers into it.
     fn pull_overflow(&mut self) {
         let end = self.next_slot + SLOTS;
-        self.overflow_first = u64::MAX;
-        let mut i = 0;
-        while i < self.overflow.len() {
-            let slot = slot_of(self.overflow[i].at);
-            if slot < end {
-                let e = self.overflow.swap_remove(i);
-                self.ring[(slot % SLOTS) as usize].push(e);
-                self.in_ring += 1;
-            } else {
-                self.overflow_first = self.overflow_first.min(slot);
-                i += 1;
-            }
+        // In order, both the events moved and those kept: the buckets stay in sequence order.
+        for e in self.overflow.extract_if(.., |e| slot_of(e.at) < end) {
+            self.ring[(slot_of(e.at) % SLOTS) as usize].push(e);
+            self.in_ring += 1;
         }
+        self.overflow_first = self.overflow.iter().map(|e| slot_of(e.at)).min().unwrap_or(u64::MAX);
         // What the overflow held in a burst of far timers goes back too.
         self.overflow.shrink_to(KEEP.max(2 * self.overflow.len()));
     }
@@ -165,7 +192,7 @@ impl<E> Scheduler<E> {
         if self.current.is_empty() {
             self.open_next_slot();
         }
-        let e = self.current.pop_front()?;
+        let e = self.current.pop()?;
         self.now = e.at;
         self.popped += 1;
         Some((e.at, e.event))
@@ -176,7 +203,7 @@ impl<E> Scheduler<E> {
         if self.current.is_empty() {
             self.open_next_slot();
         }
-        self.current.front().map(|e| e.at)
+        self.current.last().map(|e| e.at)
     }
 
     pub fn len(&self) -> usize {
@@ -267,7 +294,7 @@ mod tests {
         }
         assert!(s.heap_bytes() > 500_000 * std::mem::size_of::<Entry<u64>>());
         while s.pop().is_some() {}
-        // Every slot, the sorted queue and the overflow keep at most `KEEP` entries: 3 MB,
+        // Every slot, the sorted queue and the overflow keep at most `KEEP` entries: 3.2 MB,
         // not the burst's 12 MB.
         let entry = std::mem::size_of::<Entry<u64>>();
         let bound = (SLOTS as usize + 2) * KEEP * entry + SLOTS as usize * std::mem::size_of::<Vec<Entry<u64>>>();
