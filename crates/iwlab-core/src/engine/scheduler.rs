@@ -10,8 +10,7 @@
 //! into the future is a push; a bucket is sorted once, when the clock reaches it. Every bucket
 //! holds its events in the order they were scheduled (the overflow hands its events over in
 //! order, before the slot takes any other), so a stable sort by time alone gives the order of
-//! (time, sequence), and comparing one 64-bit time is cheaper than a pair (cachegrind, bench A:
-//! the sorts' instructions fell by half). Most events
+//! (time, sequence), comparing one 64-bit time instead of a pair. Most events
 //! of a packet simulation are a few milliseconds ahead, so buckets stay small, and the many
 //! retransmission timers a second ahead (most cancelled before they fire) cost a push each
 //! instead of a place in a heap every other event has to sift past.
@@ -19,16 +18,17 @@
 use super::time::SimTime;
 
 /// Slot width: 2^20 ns ≈ 1.05 ms. Narrow enough that a slot of a busy run holds a few dozen
-/// events (bench A: ~55), so that most events are pushes into the ring and the sort when a
-/// slot opens is short; with 2.1 ms slots (~110 events each) the binary-search insertion into
-/// `current` and the sorts took ~19 % of bench A's engine instructions (cachegrind, 2026-11-27).
+/// events (bench A: ~55), so that most events are pushes into the ring rather than insertions
+/// into the sorted `current`. With 2.1 ms slots (~110 events each) the event queue took 25 %
+/// of bench A's instructions, 17 % outside the sorts; 1 ms slots and the latest-first `Vec`
+/// halved the part outside the sorts (cachegrind, 2026-11-27).
 const SLOT_SHIFT: u32 = 20;
 /// Slots in the ring: 4096 slots ≈ 4.3 s ahead (retransmission timers fit).
 const SLOTS: u64 = 4096;
 /// Entries of capacity a drained buffer keeps when it goes back to the ring (1 kB): a bucket
 /// that held a burst gives the rest back, so the ring holds at most `SLOTS × KEEP` entries
-/// beyond the events waiting in it (4 MB, as many as 2048 slots of 64 held), however long the run and however large the
-/// largest burst (memory flat in flows). Without the bound every buffer would keep
+/// beyond the events waiting in it (4 MB, as 2048 slots of 64 did), however long the run and
+/// however large the largest burst (memory flat in flows). Without the bound every buffer would keep
 /// the largest bucket it ever held, and that maximum grows with the run.
 const KEEP: usize = 32;
 /// Entries of capacity a buffer gets when it goes back to the ring, at least: every slot's
