@@ -1,7 +1,7 @@
 //! The event queue: events come out ordered by (time, insertion sequence).
 //!
-//! The sequence number breaks ties between events at the same instant in the order they
-//! were scheduled, so a run is a pure function of its inputs. Cancelled timers are not
+//! Events at the same instant come out in the order they were scheduled, so a run is a pure
+//! function of its inputs. Cancelled timers are not
 //! removed; their owners recognise stale events when they fire (lazy cancellation).
 //!
 //! The queue is a calendar (Brown, CACM 1988) with one sorted bucket: time is cut into slots of
@@ -10,7 +10,8 @@
 //! into the future is a push; a bucket is sorted once, when the clock reaches it. Every bucket
 //! holds its events in the order they were scheduled (the overflow hands its events over in
 //! order, before the slot takes any other), so a stable sort by time alone gives the order of
-//! (time, sequence), comparing one 64-bit time instead of a pair. Most events
+//! (time, insertion sequence), and an event scheduled into an open slot goes behind those of its
+//! instant: no sequence number is stored (an entry is 24 bytes, not 32). Most events
 //! of a packet simulation are a few milliseconds ahead, so buckets stay small, and the many
 //! retransmission timers a second ahead (most cancelled before they fire) cost a push each
 //! instead of a place in a heap every other event has to sift past.
@@ -25,10 +26,10 @@ use super::time::SimTime;
 const SLOT_SHIFT: u32 = 20;
 /// Slots in the ring: 4096 slots ≈ 4.3 s ahead (retransmission timers fit).
 const SLOTS: u64 = 4096;
-/// Entries of capacity a drained buffer keeps when it goes back to the ring (1 kB): a bucket
+/// Entries of capacity a drained buffer keeps when it goes back to the ring (768 B): a bucket
 /// that held a burst gives the rest back, so the ring holds at most `SLOTS × KEEP` entries
-/// beyond the events waiting in it (4 MB, as 2048 slots of 64 did), however long the run and
-/// however large the largest burst (memory flat in flows). Without the bound every buffer would keep
+/// beyond the events waiting in it (3 MB), however long the run and however large the
+/// largest burst (memory flat in flows). Without the bound every buffer would keep
 /// the largest bucket it ever held, and that maximum grows with the run.
 const KEEP: usize = 32;
 /// Entries of capacity a buffer gets when it goes back to the ring, at least: every slot's
@@ -38,14 +39,7 @@ const MIN: usize = 16;
 
 struct Entry<E> {
     at: SimTime,
-    seq: u64,
     event: E,
-}
-
-impl<E> Entry<E> {
-    fn key(&self) -> (SimTime, u64) {
-        (self.at, self.seq)
-    }
 }
 
 fn slot_of(at: SimTime) -> u64 {
@@ -65,7 +59,6 @@ pub struct Scheduler<E> {
     overflow_first: u64,
     /// The first slot not yet opened.
     next_slot: u64,
-    next_seq: u64,
     now: SimTime,
     popped: u64,
 }
@@ -85,7 +78,6 @@ impl<E> Scheduler<E> {
             overflow: Vec::new(),
             overflow_first: u64::MAX,
             next_slot: 0,
-            next_seq: 0,
             now: SimTime::ZERO,
             popped: 0,
         }
@@ -99,13 +91,11 @@ impl<E> Scheduler<E> {
     /// Schedules `event` at `at`, which must not be in the past.
     pub fn schedule(&mut self, at: SimTime, event: E) {
         debug_assert!(at >= self.now, "event scheduled in the past: {at} < {}", self.now);
-        let seq = self.next_seq;
-        self.next_seq += 1;
-        let e = Entry { at, seq, event };
+        let e = Entry { at, event };
         let slot = slot_of(at);
         if slot < self.next_slot {
-            // Its sequence number is the largest yet: it comes out after every event at or
-            // before `at`, so it goes in front of them (`current` is latest first).
+            // The latest scheduled yet: it comes out after every event at or before `at`, so
+            // it goes in front of them (`current` is latest first).
             let i = self.current.partition_point(|c| c.at > at);
             self.current.insert(i, e);
         } else if slot < self.next_slot + SLOTS {
@@ -145,11 +135,10 @@ impl<E> Scheduler<E> {
             }
             if found {
                 self.in_ring -= bucket.len();
-                // The bucket is in sequence order (see the module's comment): stable by time is
-                // (time, sequence), then latest first.
+                // The bucket is in scheduling order (see the module's comment): stable by time
+                // is (time, sequence); then latest first.
                 bucket.sort_by_key(|e| e.at);
                 bucket.reverse();
-                debug_assert!(bucket.windows(2).all(|w| w[0].key() > w[1].key()));
                 self.current = bucket;
                 return;
             }
@@ -159,7 +148,7 @@ impl<E> Scheduler<E> {
     /// Moves the overflow events whose slot the ring now covers into it.
     fn pull_overflow(&mut self) {
         let end = self.next_slot + SLOTS;
-        // In order, both the events moved and those kept: the buckets stay in sequence order.
+        // In order, both the events moved and those kept: the buckets stay in scheduling order.
         for e in self.overflow.extract_if(.., |e| slot_of(e.at) < end) {
             self.ring[(slot_of(e.at) % SLOTS) as usize].push(e);
             self.in_ring += 1;
@@ -276,8 +265,8 @@ mod tests {
         }
         assert!(s.heap_bytes() > 500_000 * std::mem::size_of::<Entry<u64>>());
         while s.pop().is_some() {}
-        // Every slot, the sorted queue and the overflow keep at most `KEEP` entries: 3.2 MB,
-        // not the burst's 12 MB.
+        // Every slot, the sorted queue and the overflow keep at most `KEEP` entries: 2.2 MB,
+        // not the burst's 8 MB.
         let entry = std::mem::size_of::<Entry<u64>>();
         let bound = (SLOTS as usize + 2) * KEEP * entry + SLOTS as usize * std::mem::size_of::<Vec<Entry<u64>>>();
         assert!(s.heap_bytes() <= bound, "{} B kept, at most {bound} B", s.heap_bytes());
