@@ -9,6 +9,8 @@ the ratio of the medians, wall and CPU. `--pythonpath DIR` adds a third side, `i
 the other two in every repetition.
 
     .venv/bin/python bench/whole_process.py --reps 3 [--pythonpath /tmp/before/python]
+
+`--no-ns3` leaves ns-3 out: many repetitions of before and after in the time of one ns-3 run.
 """
 
 from __future__ import annotations
@@ -24,7 +26,8 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-CLI = "import sys; sys.argv[0] = 'iwlab'; from iwlab.cli import main; sys.exit(main())"
+CLI = ("import sys; sys.argv[0] = 'iwlab'; from iwlab import cli; "
+       "sys.exit(getattr(cli, 'console_main', cli.main)())")  # what the `iwlab` script runs
 
 
 def timed(argv: list[str], env: dict[str, str]) -> dict[str, float]:
@@ -44,10 +47,11 @@ def main() -> None:
     ap.add_argument("--duration", type=float, default=60.0, help="simulated seconds (bulk.toml: 60)")
     ap.add_argument("--pythonpath", help="also run the iwlab package found in this folder (before)")
     ap.add_argument("--json", help="also write every run to this file")
+    ap.add_argument("--no-ns3", action="store_true", help="run the iwlab sides only (no ratios)")
     args = ap.parse_args()
     env = dict(os.environ)
     before = dict(env, PYTHONPATH=args.pythonpath) if args.pythonpath else None
-    runs: dict[str, list[dict[str, float]]] = {"iwlab run": [], "ns-3": []}
+    runs: dict[str, list[dict[str, float]]] = {"iwlab run": []} if args.no_ns3 else {"iwlab run": [], "ns-3": []}
     if before:
         runs = {"iwlab run (before)": [], **runs}
     with tempfile.TemporaryDirectory(prefix="iwlab-whole-") as tmp:
@@ -58,7 +62,7 @@ def main() -> None:
             iw = [sys.executable, "-c", CLI, "run", "bench/scenarios/bulk.toml", "--seed", str(r), *sets,
                   "--out", f"{tmp}/{r}"]
             ns3 = ["bench/ns3/build/bulk", "--duration", f"{args.duration:g}", "--run", str(r), "--weakEs", "1"]
-            sides = [("iwlab run", iw, env), ("ns-3", ns3, env)]
+            sides = [("iwlab run", iw, env)] + ([] if args.no_ns3 else [("ns-3", ns3, env)])
             if before:
                 sides.insert(0, ("iwlab run (before)", iw[:-1] + [f"{tmp}/b{r}"], before))
             for name, argv, e in (sides if r % 2 else sides[::-1]):
@@ -73,7 +77,7 @@ def main() -> None:
     for n, m in med.items():
         print(f"| {n} | {m['wall_s']:.3f} | {m['cpu_s']:.3f} |")
     for n in runs:
-        if n != "ns-3":
+        if n != "ns-3" and "ns-3" in runs:
             print(f"| ratio ns-3 / {n} | {med['ns-3']['wall_s'] / med[n]['wall_s']:.0f}× | "
                   f"{med['ns-3']['cpu_s'] / med[n]['cpu_s']:.0f}× |")
     if args.json:

@@ -40,3 +40,57 @@ def test_iwlab_validate_imports_no_other_command_module():
     p = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=300, cwd=ROOT)
     assert p.returncode == 0, p.stderr
     assert json.loads(p.stderr.strip().splitlines()[-1]) == ["iwlab.cli.common", "iwlab.cli.run"]
+
+
+def _script(entry: str, argv: list[str], cwd: Path) -> subprocess.CompletedProcess:
+    code = f"import sys; sys.argv[0] = 'iwlab'; from iwlab.cli import {entry}; sys.exit({entry}())"
+    return subprocess.run([sys.executable, "-c", code, *argv], capture_output=True, text=True, timeout=300, cwd=cwd)
+
+
+def test_the_iwlab_script_is_console_main():
+    import tomllib
+
+    scripts = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["scripts"]
+    assert scripts["iwlab"] == "iwlab.cli:console_main"
+
+
+def _files(out: Path) -> dict:
+    """What a run wrote; of summary.json, what does not vary from run to run (the engine's
+    own wall and CPU time and the speeds taken from them do)."""
+    files = {f.name: f.read_bytes() for f in sorted(out.glob("*"))} if out.exists() else {}
+    if "summary.json" in files:
+        summary = json.loads(files["summary.json"])
+        files["summary.json"] = {k: v for k, v in summary.items()
+                                 if k not in ("wall_seconds", "cpu_seconds", "events_per_second", "link_tx_per_wall_s")}
+    return files
+
+
+@pytest.mark.parametrize("argv, status", [(["validate", BULK], 0), (["validate", "no-such-file.toml"], 2),
+                                          (["run", BULK, "--bogus"], 2),
+                                          (["run", "rfc2415", "--set", "duration=3s", "--out", "OUT"], 0)])
+def test_the_script_ends_a_run_command_as_main_does(argv, status, tmp_path):
+    """`console_main` skips the interpreter's teardown after the run module's commands: the same
+    exit status, output and files as `main`, which exits the usual way."""
+    results = []
+    for entry in ("main", "console_main"):
+        out = tmp_path / entry
+        p = _script(entry, [str(out) if a == "OUT" else a for a in argv], ROOT)
+        # the engine's speed and wall time in the printed summary vary from run to run
+        text = "\n".join(line for line in p.stdout.replace(str(out), "OUT").splitlines()
+                         if not any(k in line for k in ("events", "link transmissions", "wall time")))
+        results.append((p.returncode, text, p.stderr, _files(out)))
+    assert results[0] == results[1]
+    assert results[1][0] == status, results[1][2]
+    if "OUT" in argv:
+        assert {"flows.parquet", "summary.json", "scenario.toml"} <= set(results[1][3])
+
+
+@pytest.mark.parametrize("argv, teardown", [(["validate", BULK], False), (["sweep", "--help"], True)])
+def test_the_script_skips_the_teardown_after_run_commands_only(argv, teardown):
+    """After `iwlab validate` (the run module) the process ends at once, exit handlers unrun;
+    other command groups (deploy and emulate clean up at exit) exit the usual way."""
+    code = ("import atexit, sys; atexit.register(print, 'teardown'); sys.argv[0] = 'iwlab'\n"
+            "from iwlab.cli import console_main; sys.exit(console_main())")
+    p = subprocess.run([sys.executable, "-c", code, *argv], capture_output=True, text=True, timeout=300, cwd=ROOT)
+    assert p.returncode == 0, p.stderr
+    assert ("teardown" in p.stdout.splitlines()) == teardown

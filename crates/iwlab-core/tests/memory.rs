@@ -136,8 +136,8 @@ fn the_flow_table_built_in_chunks_is_the_table_of_all_rows() {
 #[test]
 fn finished_connections_keep_only_their_records() {
     let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
-    // 8 000 and 16 000 flows at 1 000/s: both runs turn the scheduler's timing wheel (2 048
-    // slots of 2.1 ms) more than once, so its buckets hold the same buffers; the connection
+    // 8 000 and 16 000 flows at 1 000/s: both runs turn the scheduler's timing wheel (4 096
+    // slots of 1.05 ms) more than once, so its buckets hold the same buffers; the connection
     // table's capacity (a power of two) is 8 192 and 16 384, so the difference per flow is
     // the table entry, which holds the retired endpoint records.
     let (small, live_small, n_small) = poisson_run(8000);
@@ -158,7 +158,7 @@ fn finished_connections_keep_only_their_records() {
 fn engine_heap_outside_the_records_does_not_grow_with_flows_finished() {
     let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
     // 25 000 and 100 000 flows at 2 500/s (10 and 40 s: the 4.3 s timing wheel has gone
-    // round twice before the first count; a few hundred events per 2.1 ms slot): everything
+    // round twice before the first count; a hundred or more events per 1 ms slot): everything
     // the finished run holds besides the connection table and the retired records — event
     // queue, packet slab, link queues, the application's state — must be the same after four
     // times the flows. Before the event queue gave back its buffers, every slot kept the
@@ -177,7 +177,7 @@ fn engine_heap_outside_the_records_does_not_grow_with_flows_finished() {
     );
     let growth = engine(&large) - engine(&small);
     assert!(growth.abs() < 64 << 10, "the engine's heap grew {growth} B over 75 000 finished flows");
-    // The event queue keeps at most 64 entries (2 kB) of spare buffer per slot of its wheel.
+    // The event queue keeps at most 32 entries (768 B) of spare buffer per slot of its wheel.
     assert!(large.scheduler < 5 << 20, "event queue holds {} B", large.scheduler);
 }
 

@@ -54,6 +54,11 @@ pub struct Port {
     pub(crate) wake_pending: bool,
     /// Counters with the packet being serialised already counted; see [`Port::counters_at`].
     pub(crate) counters: LinkCounters,
+    /// The last packet size serialised and its transmission time: a link direction carries
+    /// mostly one size (full segments one way, ACKs the other), and the time is a 64-bit
+    /// division on every hop otherwise.
+    /// (The rate is part of the key: `rate_bps` is public.)
+    tx_memo: (u32, u64, SimDuration),
 }
 
 impl Port {
@@ -70,10 +75,18 @@ impl Port {
             last_tx: (0, 0),
             wake_pending: false,
             counters: LinkCounters::default(),
+            tx_memo: (0, spec.rate_bps, SimDuration::ZERO),
         }
     }
     pub fn tx_time(&self, bytes: u32) -> SimDuration {
         SimDuration::transmission(bytes as u64, self.rate_bps)
+    }
+    /// [`Port::tx_time`], remembering the last size asked.
+    pub(crate) fn tx_time_memo(&mut self, bytes: u32) -> SimDuration {
+        if (self.tx_memo.0, self.tx_memo.1) != (bytes, self.rate_bps) {
+            self.tx_memo = (bytes, self.rate_bps, self.tx_time(bytes));
+        }
+        self.tx_memo.2
     }
     /// Serialising a packet at `now`.
     pub fn is_busy(&self, now: SimTime) -> bool {

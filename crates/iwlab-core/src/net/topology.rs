@@ -23,13 +23,16 @@ pub struct Node {
 pub struct Topology {
     pub nodes: Vec<Node>,
     pub ports: Vec<Port>,
-    /// `next_port[node][dst]`: the port `node` forwards to reach `dst` (u32::MAX: none).
-    next_port: Vec<Vec<LinkId>>,
+    /// `next_port[node * nodes + dst]`: the port `node` forwards to reach `dst` (u32::MAX:
+    /// none). One flat table: a route is one load, not two (every hop of every packet asks).
+    next_port: Vec<LinkId>,
+    /// Nodes when the routes were computed: the table's row length.
+    routed_nodes: usize,
 }
 
 impl Topology {
     pub fn new() -> Self {
-        Topology { nodes: Vec::new(), ports: Vec::new(), next_port: Vec::new() }
+        Topology { nodes: Vec::new(), ports: Vec::new(), next_port: Vec::new(), routed_nodes: 0 }
     }
 
     pub fn add_node(&mut self, name: impl Into<String>, kind: NodeKind) -> NodeId {
@@ -64,7 +67,8 @@ impl Topology {
         for (id, p) in self.ports.iter().enumerate() {
             incoming[p.to as usize].push(id as LinkId);
         }
-        self.next_port = vec![vec![LinkId::MAX; n]; n];
+        self.next_port = vec![LinkId::MAX; n * n];
+        self.routed_nodes = n;
         let mut dist = vec![u32::MAX; n];
         let mut queue = VecDeque::new();
         for dst in 0..n {
@@ -76,7 +80,7 @@ impl Topology {
                     let u = self.ports[pid as usize].from as usize;
                     if dist[u] == u32::MAX {
                         dist[u] = dist[v] + 1;
-                        self.next_port[u][dst] = pid;
+                        self.next_port[u * n + dst] = pid;
                         queue.push_back(u);
                     }
                 }
@@ -86,7 +90,8 @@ impl Topology {
 
     /// The port `at` uses towards `dst`.
     pub fn route(&self, at: NodeId, dst: NodeId) -> Option<LinkId> {
-        let p = self.next_port[at as usize][dst as usize];
+        let n = self.routed_nodes;
+        let p = self.next_port[at as usize * n..][..n][dst as usize];
         (p != LinkId::MAX).then_some(p)
     }
 

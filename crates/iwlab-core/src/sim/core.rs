@@ -462,23 +462,27 @@ impl Core {
             c.first_byte[side as usize].get_or_insert(now);
             c.last_byte[side as usize] = Some(now);
         }
-        let mut outbox = std::mem::take(&mut self.outbox);
-        if let Some(live) = self.conns[conn as usize].live_mut() {
-            live.in_flight += outbox.segments.len() as u32;
-        }
-        for (seg, ecn) in outbox.segments.drain(..) {
-            let size = seg.wire_len();
+        // A pure ACK's flush sends one segment and hands over no event: only the segment list
+        // is taken out while packets are made of it, not the whole outbox.
+        if !self.outbox.segments.is_empty() {
+            let mut segments = std::mem::take(&mut self.outbox.segments);
+            if let Some(live) = self.conns[conn as usize].live_mut() {
+                live.in_flight += segments.len() as u32;
+            }
             let to_server = side == Side::Client;
-            let key = self.new_packet(src, dst, conn, size, ecn, Payload::Tcp { seg, to_server });
-            self.inject(src, key);
+            for (seg, ecn) in segments.drain(..) {
+                let size = seg.wire_len();
+                let key = self.new_packet(src, dst, conn, size, ecn, Payload::Tcp { seg, to_server });
+                self.inject(src, key);
+            }
+            self.outbox.segments = segments;
         }
         if let Some(app) = app {
-            for ev in outbox.events.drain(..) {
+            for ev in self.outbox.events.drain(..) {
                 self.pending.push_back((app, conn, side, ev));
             }
         }
-        outbox.clear();
-        self.outbox = outbox;
+        self.outbox.clear();
         self.update_timer(conn, side);
         self.retire_if_quiescent(conn);
     }
@@ -555,14 +559,17 @@ impl Core {
 
     fn start_tx(&mut self, port_id: LinkId) {
         let now = self.now();
-        let mut dropped = std::mem::take(&mut self.dropped_scratch);
         let port = &mut self.topo.ports[port_id as usize];
-        let next = port.queue.dequeue(now, &mut dropped);
-        port.counters.queue_drops += dropped.len() as u64;
-        for d in dropped.drain(..) {
-            self.drop_packet(d.id, port_id, DropReason::Queue);
+        let next = port.queue.dequeue(now, &mut self.dropped_scratch);
+        // Only CoDel drops at dequeue: the scratch list is almost always empty.
+        if !self.dropped_scratch.is_empty() {
+            port.counters.queue_drops += self.dropped_scratch.len() as u64;
+            let mut dropped = std::mem::take(&mut self.dropped_scratch);
+            for d in dropped.drain(..) {
+                self.drop_packet(d.id, port_id, DropReason::Queue);
+            }
+            self.dropped_scratch = dropped;
         }
-        self.dropped_scratch = dropped;
         let Some(d) = next else { return };
         let port = &mut self.topo.ports[port_id as usize];
         let key = d.pkt.id;
@@ -572,7 +579,7 @@ impl Core {
         }
         let pkt = &self.packets[key];
         let (size, payload) = (pkt.size, pkt.data_len());
-        let t = port.tx_time(size);
+        let t = port.tx_time_memo(size);
         port.busy_until = now + t;
         port.last_tx = (size, payload);
         port.counters.packets += 1;
