@@ -288,6 +288,10 @@ class Tcp(_Model):
     idle_restart: Optional[Literal["rfc5681", "halve-per-rto"]] = Field(
         None, description="'rfc5681' (min(IW, cwnd) after idle; default) or 'halve-per-rto' "
                           "(Linux tcp_cwnd_restart: halve once per RTO of idle, down to min(IW, cwnd))")
+    fin: Optional[Literal["with-write", "after-write"]] = Field(
+        None, description="'with-write' (a write-and-close sends the FIN on the last data segment; default) or "
+                          "'after-write' (Linux tcp_send_fin: the write leaves first; the FIN joins the last "
+                          "segment only if it is unsent, else goes alone when cwnd has room)")
     frto: Optional[bool] = Field(
         None, description="F-RTO after an RTO (RFC 5682 with SACK, Linux tcp_frto = 2): undo a spurious RTO (default false)")
     dsack: Optional[bool] = Field(
@@ -306,7 +310,7 @@ PROFILES: dict[str, dict[str, Any]] = {
         "syn_loss": "rfc6928", "dupthresh": 3, "restart_after_idle": True, "syn_retries": 6,
         "cubic": {"ssthresh_from": "cwnd", "arithmetic": "linux"}, "timers": "linux", "rto_ssthresh": "once-per-window",
         "pacer": "linux",
-        "cwnd_growth": "cwnd-limited", "idle_restart": "halve-per-rto",
+        "cwnd_growth": "cwnd-limited", "idle_restart": "halve-per-rto", "fin": "after-write",
         "frto": True, "dsack": True, "undo": True,
     },
 }

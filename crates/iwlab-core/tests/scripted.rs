@@ -705,3 +705,55 @@ fn with_linux_prr_the_ack_ending_recovery_also_grows_cwnd_from_ssthresh() {
     // MSS·MSS/cwnd.
     assert_eq!(end_of_recovery(ReductionBound::Linux), (11 * MSS, 11 * MSS + MSS * MSS / (11 * MSS)));
 }
+
+/// A connection that wrote nothing yet, then writes 10 segments and closes at once (an
+/// HTTP/1.0 response) with IW 10, SACK and RACK; returns what left at once.
+fn write_and_close_ten(fin_after_write: bool) -> (Script, Vec<Segment>) {
+    let cfg = TcpConfig {
+        mss: MSS as u32,
+        recovery: RecoveryKind::Rack,
+        sack: true,
+        delayed_ack: None,
+        prr: Some(ReductionBound::Linux),
+        fin_after_write,
+        ..TcpConfig::default()
+    };
+    let (mut sc, _) = Script::with_config(&cfg, 10, 0);
+    sc.out.clear();
+    sc.ep.write_and_close(sc.now, 10 * MSS, &mut sc.iw, &mut sc.out);
+    let sent = sc.out.segments.iter().map(|(s, _)| s.clone()).collect();
+    (sc, sent)
+}
+
+#[test]
+fn by_default_the_fin_of_a_write_and_close_rides_on_the_last_data_segment() {
+    let (_, sent) = write_and_close_ten(false);
+    assert_eq!(sent.len(), 10);
+    assert!(sent[9].flags.contains(Flags::FIN) && sent[9].len == MSS as u32);
+}
+
+#[test]
+fn after_a_write_that_fills_cwnd_linux_sends_the_fin_alone_when_an_ack_makes_room() {
+    // Linux tcp_send_fin(): the write already left, so the FIN is a new skb that waits for
+    // tcp_cwnd_test() (tests/conformance/fin-after-full-window.pkt).
+    let (mut sc, sent) = write_and_close_ten(true);
+    assert_eq!(sent.len(), 10);
+    assert!(sent.iter().all(|s| !s.flags.contains(Flags::FIN)), "no FIN while cwnd is full");
+    let out = sc.ack(s(7)); // segments 1..=6 delivered, 7..=10 lost
+    let fin: Vec<_> = out.iter().filter(|s| s.flags.contains(Flags::FIN)).collect();
+    assert_eq!(fin.len(), 1);
+    assert_eq!((fin[0].seq, fin[0].len), (s(11), 0));
+}
+
+#[test]
+fn the_sack_of_a_lone_fin_reveals_the_lost_tail_and_prr_counts_it_as_one_packet() {
+    // Linux: the FIN's SACK advances RACK past segments 7..=10, which are lost at once
+    // (tcp_rack_detect_loss()); PRR counts the FIN as one delivered packet and sends one
+    // retransmission (tests/conformance/fin-alone-reveals-tail-loss.pkt).
+    let (mut sc, _) = write_and_close_ten(true);
+    sc.ack(s(7));
+    sc.advance(SimDuration::from_millis(100));
+    let out = sc.ack_sack(s(7), &[(s(11), s(11) + 1)]);
+    assert_eq!(seqs(&out), vec![7], "one retransmission, no RTO or probe needed");
+    assert!(sc.ep.sender.in_recovery);
+}

@@ -255,6 +255,9 @@ def kernel_settings(tcp: dict[str, Any], notes: list[str]) -> Kernel:
         notes.append("tcp.cwnd_growth: Linux grows cwnd only while the flow fills its window (\"cwnd-limited\")")
     if tcp["restart_after_idle"] and tcp["idle_restart"] != "halve-per-rto":
         notes.append("tcp.idle_restart: after idle Linux halves cwnd once per RTO down to the IW (\"halve-per-rto\")")
+    if tcp["fin"] != "after-write":
+        notes.append("tcp.fin: Linux sends a write before the close that follows it; the FIN rides on the last "
+                     "segment only if that is unsent, else goes alone when cwnd has room (\"after-write\")")
     if (tcp.get("paced_iw") or tcp.get("pacing")) and tcp.get("pacer", "exact") != "linux":
         # tcp_update_skb_after_send(): "Original sch_fq does not pace first 10 MSS".
         notes.append("tcp.pacer: Linux leaves a connection's first 10 data segments unpaced and forgives a late "

@@ -16,7 +16,7 @@ TCP_DEFAULTS: dict[str, Any] = {
     "recovery": "newreno", "limited_transmit": False, "abc_l": 0, "granularity": "0s", "syn_loss": "rfc6928",
     "prr": False, "hystart": False, "quickack": 0, "timers": "rfc", "rto_ssthresh": "each-expiry",
     "pacer": "exact",
-    "cwnd_growth": "every-ack", "idle_restart": "rfc5681",
+    "cwnd_growth": "every-ack", "idle_restart": "rfc5681", "fin": "with-write",
     "frto": False, "dsack": False, "undo": False,
 }
 

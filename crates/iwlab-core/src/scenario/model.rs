@@ -438,6 +438,12 @@ pub struct TcpSpec {
     /// (Linux tcp_cwnd_restart: cwnd halves once per RTO of idle, down to min(IW, cwnd)).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub idle_restart: Option<String>,
+    /// How a close after a write sends the FIN: `"with-write"` (the FIN rides on the last data
+    /// segment; a bare FIN ignores cwnd; default) or `"after-write"` (Linux tcp_send_fin: the
+    /// write leaves first, the FIN joins the last segment only if it is unsent, else goes
+    /// alone when cwnd has room).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fin: Option<String>,
     /// F-RTO (RFC 5682 with SACK, Linux net.ipv4.tcp_frto = 2): after an RTO, an ACK of data
     /// never retransmitted shows the timeout was spurious and undoes it; the first ACK of the
     /// retransmission lets new data out instead of more retransmissions (default false).

@@ -36,6 +36,7 @@ rto_ssthresh = "once-per-window"                 # tcp_enter_loss()
 pacer = "linux"                                  # tcp_update_skb_after_send(), when pacing
 cwnd_growth = "cwnd-limited"                     # tcp_is_cwnd_limited() in tcp_cong_avoid()
 idle_restart = "halve-per-rto"                   # tcp_cwnd_restart()
+fin = "after-write"                              # tcp_send_fin(), tcp_cwnd_test()
 frto = true                                      # net.ipv4.tcp_frto = 2: tcp_process_loss()
 dsack = true                                     # net.ipv4.tcp_dsack = 1: tcp_dsack_set(), tcp_check_dsack()
 undo = true                                      # tcp_try_undo_recovery/_dsack/_loss()

@@ -56,6 +56,7 @@ macro_rules! tcp_spec_fields {
             rto_ssthresh,
             cwnd_growth,
             idle_restart,
+            fin,
             frto,
             dsack,
             undo
@@ -332,6 +333,19 @@ pub(crate) fn tcp_config(base: &TcpSpec, over: &TcpSpec, path_of: &dyn Fn(&str) 
                     path_of("idle_restart"),
                     format!("{name:?}"),
                     "one of [\"rfc5681\", \"halve-per-rto\"]",
+                ))
+            }
+        };
+    }
+    if let Some(name) = &s.fin {
+        c.fin_after_write = match name.as_str() {
+            "with-write" => false,
+            "after-write" => true,
+            _ => {
+                return Err(ScenarioError::value(
+                    path_of("fin"),
+                    format!("{name:?}"),
+                    "one of [\"with-write\", \"after-write\"]",
                 ))
             }
         };

@@ -119,6 +119,12 @@ pub struct TcpConfig {
     /// Linux `tcp_cwnd_restart()`: after idle, cwnd halves once per RTO elapsed, down to the
     /// restart window; RFC 5681 §4.1 restarts from the restart window at once.
     pub restart_halves_per_rto: bool,
+    /// Linux `tcp_send_fin()` after a write: an application's write is transmitted before its
+    /// close is seen, so the FIN rides on the last data segment only if that segment is not
+    /// yet sent; otherwise it is a segment of its own, which waits for room in cwnd
+    /// (`tcp_write_xmit()` → `tcp_cwnd_test()`). Off: a write-and-close queues both first
+    /// (the FIN rides on the last data segment) and a bare FIN ignores cwnd.
+    pub fin_after_write: bool,
     /// F-RTO after an RTO (RFC 5682 SACK-enhanced, as Linux's tcp_process_loss()).
     pub frto: bool,
     /// D-SACK (RFC 2883): report duplicates as a receiver, use the reports as a sender.
@@ -159,6 +165,7 @@ impl Default for TcpConfig {
             rto_keeps_reduced_ssthresh: false,
             grow_only_cwnd_limited: false,
             restart_halves_per_rto: false,
+            fin_after_write: false,
             frto: false,
             dsack: false,
             undo: false,

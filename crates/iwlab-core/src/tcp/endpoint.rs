@@ -168,15 +168,22 @@ impl Endpoint {
         }
     }
 
-    /// The application writes `bytes` and closes at once (an HTTP/1.0 server's last act): the
-    /// FIN rides on the segment that carries the last byte, as a stack that queues both
-    /// before transmitting sends it.
+    /// The application writes `bytes` and closes at once (an HTTP/1.0 server's last act).
+    /// By default the FIN rides on the segment that carries the last byte, as a stack that
+    /// queues both before transmitting sends it. With `fin_after_write` the write is sent
+    /// first, as Linux's tcp_sendmsg() pushes it before the application's close() reaches
+    /// tcp_send_fin(): the FIN joins the last segment only if that is still unsent, else it
+    /// follows alone when cwnd has room.
     pub fn write_and_close(&mut self, now: SimTime, bytes: u64, iw: &mut AnyIw, out: &mut Outbox) {
         if self.close_requested {
             return;
         }
-        self.sender.write(bytes);
-        self.all_acked_reported = false;
+        if self.cfg.fin_after_write {
+            self.write(now, bytes, iw, out);
+        } else {
+            self.sender.write(bytes);
+            self.all_acked_reported = false;
+        }
         self.close(now, iw, out);
     }
 

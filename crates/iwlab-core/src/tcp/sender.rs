@@ -122,6 +122,11 @@ pub struct Sender {
     cwnd_use: Option<CwndUse>,
     /// `TcpConfig::restart_halves_per_rto`.
     restart_halves_per_rto: bool,
+    /// `TcpConfig::fin_after_write`: a FIN of its own needs room in cwnd, and is one
+    /// delivered packet for PRR when SACKed.
+    fin_needs_cwnd: bool,
+    /// This ACK newly SACKed a FIN of its own (zero octets, one packet to Linux).
+    pub(crate) fin_newly_sacked: bool,
     /// Undo of spurious reductions and F-RTO (`recovery/undo.rs`).
     pub(crate) undo: Undo,
     /// D-SACK reading and RACK's reordering-window adaptation (`recovery/dsack.rs`).
@@ -198,6 +203,8 @@ impl Sender {
             in_rto_loss: false,
             cwnd_use: cfg.grow_only_cwnd_limited.then(CwndUse::default),
             restart_halves_per_rto: cfg.restart_halves_per_rto,
+            fin_needs_cwnd: cfg.fin_after_write,
+            fin_newly_sacked: false,
             undo: Undo::new(cfg.undo, cfg.frto),
             dsack: Dsack::new(cfg.dsack && sack),
             frto_new: None,
@@ -322,6 +329,7 @@ impl Sender {
         let tlp_reduced = self.tlp.is_some() && recovery::tlp::process_ack(self, now, seg, dsack);
         self.peer_wnd = seg.wnd;
         self.newly_sacked = 0;
+        self.fin_newly_sacked = false;
         self.delivered = 0;
         self.ack_advanced = ack > self.snd_una;
         let mut dsacking = false;
@@ -502,6 +510,7 @@ impl Sender {
     fn update_scoreboard(&mut self, now: SimTime, seg: &Segment) {
         let ctx = self.delivery_ctx(now, seg);
         let sacked_before = self.outstanding.sacked_bytes();
+        let fin_before = self.lone_fin_sacked();
         for &(s, e) in seg.sack.as_slice() {
             if e <= self.snd_una {
                 continue;
@@ -510,6 +519,16 @@ impl Sender {
         }
         self.outstanding.update_lost();
         self.newly_sacked = self.outstanding.sacked_bytes() - sacked_before;
+        self.fin_newly_sacked = self.fin_needs_cwnd && !fin_before && self.lone_fin_sacked();
+    }
+
+    /// Is a FIN sent in a segment of its own SACKed?
+    fn lone_fin_sacked(&self) -> bool {
+        if !self.fin_requested || self.snd_max <= self.data_end {
+            return false;
+        }
+        let i = self.outstanding.partition_point(|o| o.seq < self.data_end);
+        self.outstanding.get(i).is_some_and(|o| o.fin() && o.len() == 0 && o.sacked())
     }
 
     pub(crate) fn arm_rto(&mut self, now: SimTime) {
@@ -674,6 +693,11 @@ impl Sender {
             self.push_new(now, len as u32, fin, out);
             true
         } else if self.fin_requested && self.snd_nxt == self.data_end && self.pacer.ready(now) {
+            // Linux tcp_write_xmit(): a FIN of its own passes tcp_cwnd_test() like any skb —
+            // it waits while the packets in flight fill cwnd.
+            if self.fin_needs_cwnd && self.snd_nxt + 1 > edge {
+                return false;
+            }
             self.push_new(now, 0, true, out);
             true
         } else {

@@ -74,7 +74,10 @@ pub(crate) fn prr_start(s: &mut Sender) {
 /// cwnd = pipe + sndcnt so that the window rule sends exactly that (Linux
 /// `tcp_cwnd_reduction()`). A safe ACK (Linux bound) advanced snd.una and marked no new loss.
 pub(crate) fn prr_on_ack(s: &mut Sender) {
-    if s.prr.is_none() || s.delivered == 0 {
+    // Linux counts packets: a SACKed FIN of its own is one delivered packet
+    // (tcp_sacktag_one(): sacked_out += pcount), one segment here.
+    let fin = if s.fin_newly_sacked { s.w.mss } else { 0 };
+    if s.prr.is_none() || s.delivered + fin == 0 {
         return; // Linux: an ACK that delivers nothing leaves cwnd alone
     }
     // The scoreboard is up to date (IsLost / RACK marks included): a new loss shows as more
@@ -83,7 +86,7 @@ pub(crate) fn prr_on_ack(s: &mut Sender) {
     let newly_lost = lost > s.prr_lost_seen;
     s.prr_lost_seen = lost;
     let pipe = recovery_pipe(s);
-    let (delivered, mss, safe) = (s.delivered, s.w.mss, s.ack_advanced && !newly_lost);
+    let (delivered, mss, safe) = (s.delivered + fin, s.w.mss, s.ack_advanced && !newly_lost);
     let sndcnt = s.prr.as_mut().expect("checked above").on_ack(delivered, pipe, mss, safe);
     s.w.cwnd = pipe + sndcnt;
 }
