@@ -8,6 +8,8 @@ pub mod prr;
 pub mod rack;
 pub mod reno;
 pub mod sack;
+#[cfg(test)]
+mod test_support;
 pub mod tlp;
 pub mod undo;
 

@@ -174,7 +174,7 @@ pub fn send_next_segments(s: &mut Sender, now: SimTime, out: &mut Vec<TxSeg>) {
 mod tests {
     use super::*;
     use crate::tcp::config::{RecoveryKind, TcpConfig};
-    use crate::tcp::segment::{Flags, SackBlocks, Segment};
+    use crate::tcp::recovery::test_support::ack;
 
     const MSS: u64 = 1000;
 
@@ -199,18 +199,6 @@ mod tests {
         s.transmit(at(0), &mut out);
         assert_eq!(out.len() as u64, n);
         (s, out)
-    }
-
-    fn ack(s: &mut Sender, now: SimTime, ack: u64, blocks: &[(u64, u64)]) -> Vec<TxSeg> {
-        let mut sack = SackBlocks::default();
-        for &(a, b) in blocks {
-            sack.push(a, b);
-        }
-        let seg = Segment { seq: 1, ack, flags: Flags::ACK, wnd: 1 << 30, sack, ..Default::default() };
-        let mut out = vec![];
-        s.on_ack(now, &seg, false, &mut out);
-        s.transmit(now, &mut out);
-        out
     }
 
     #[test]
