@@ -405,6 +405,7 @@ def run(scenario: Scenario | str | Path, seed: int | None = None, pcap: str | Pa
     except _core.ScenarioError as e:
         raise ScenarioError.from_core(e, sc.source, located=False) from None
     finally:
+        warm.join()  # also when the run failed: no import outlives the call
         records.close()
     summary = dict(raw["summary"], scenario=sc.name, scenario_hash=sc.hash())
     summary.update(records.medians())

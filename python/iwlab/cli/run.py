@@ -30,16 +30,20 @@ def _root(
     del version
 
 
-def _warm_rich() -> None:
+def _warm_rich():
     """Imports what `_print_summary` needs on a second thread: the engine runs without the GIL,
-    so the import (0.015-0.03 s) overlaps it instead of following it."""
+    so the import (0.015-0.03 s) overlaps it instead of following it. The caller joins the thread
+    whatever happens, so no import outlives the command (a caller in-process — tests, notebooks —
+    must not find a module half-imported or its global state touched after the call)."""
     import threading
 
     def imports() -> None:
         import rich.console  # noqa: F401
         import rich.table  # noqa: F401
 
-    threading.Thread(target=imports, daemon=True).start()
+    warm = threading.Thread(target=imports, daemon=True)
+    warm.start()
+    return warm
 
 
 def _print_summary(result) -> None:
@@ -93,9 +97,12 @@ def run(
             fail(f"--map {maps[0]!r}: maps a policy file's prefix; expected --policy FILE with it")
         if out is None:  # the default folder names the seed the run will use
             out = Path("out") / f"{sc.name}-seed{sc.data['seed'] if seed is None else seed}"
-        _warm_rich()
-        result = run_scenario(sc, seed=seed, iw_events=policy is not None, out=out)
-        folder = result.save(out)
+        warm = _warm_rich()
+        try:
+            result = run_scenario(sc, seed=seed, iw_events=policy is not None, out=out)
+            folder = result.save(out)
+        finally:
+            warm.join()
     _print_summary(result)
     extra = ",iw_events" if result.iw_events is not None else ""
     typer.echo(f"wrote {folder}/{{flows,pages,links,queues{extra}}}.parquet, summary.json, scenario.toml")
