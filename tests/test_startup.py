@@ -48,6 +48,26 @@ def test_run_writes_parquet_without_pandas(tmp_path):
     assert "pandas" not in r["heavy"] and "iwlab.scenario" not in r["heavy"], r
 
 
+ARRAYS = {"pandas", "pyarrow", "numpy"}
+
+
+def test_run_with_out_imports_neither_pyarrow_nor_numpy_nor_pandas(tmp_path):
+    # The extension writes the Parquet files and computes the headline's medians: importing
+    # pyarrow and numpy cost ~0.2 s of CPU per run (bench/README.md, "Fourth pass").
+    r = imported_after(CLI, "run", str(BENCH_A), "--out", str(tmp_path / "cli"))
+    assert ARRAYS.isdisjoint(r["heavy"]), r
+    assert (tmp_path / "cli" / "flows.parquet").exists() and "median flow completion" in r["stdout"], r
+    code = ("import iwlab\nr = iwlab.run(iwlab.load('bench/scenarios/bulk.toml', sets=['duration=2s']), "
+            f"out={str(tmp_path / 'api')!r}, iw_events=True)\n"
+            f"r.save({str(tmp_path / 'api')!r})\nr.save({str(tmp_path / 'copy')!r})\n"
+            "assert r.summary['median_flow_completion'] is None and r.summary['bottleneck_reverse_utilisation'] > 0.5")
+    r = imported_after(code)
+    assert ARRAYS.isdisjoint(r["heavy"]), r
+    assert sorted(p.name for p in (tmp_path / "copy").iterdir()) == [
+        "flows.parquet", "iw_events.parquet", "links.parquet", "pages.parquet", "queues.parquet", "scenario.toml",
+        "summary.json"]
+
+
 def test_results_are_dataframes_built_on_first_access(tmp_path):
     code = ("import iwlab\nr = iwlab.run(iwlab.load('bench/scenarios/bulk.toml', sets=['duration=1s']))\n"
             "assert 'pandas' not in sys.modules\nassert r.summary['flows'] == 100\n"

@@ -31,6 +31,14 @@ class Summary(TypedDict):
     cpu_seconds: float
     core_version: str
     engine_id: str
+    # The headline, read off the record tables (crates/iwlab-py/src/headline.rs): medians over
+    # completed rows after warm-up (numpy's median), the bottleneck's first link row per direction.
+    median_flow_completion: float | None
+    median_page_delay: float | None
+    bottleneck_forward_utilisation: float | None
+    bottleneck_forward_drop_rate: float | None
+    bottleneck_reverse_utilisation: float | None
+    bottleneck_reverse_drop_rate: float | None
 
 class Tables(TypedDict):
     flows: dict[str, ColumnType]
@@ -44,13 +52,14 @@ class Tables(TypedDict):
 ColumnBuffers = tuple[str, int, bytes, bytes | None, int, bytes | None]
 
 class RunOutput(TypedDict):
-    # Absent when the run had a sink: only "summary" then.
+    # Absent when the run had a sink or `out`: only "summary" then (and "tables" with `out`).
     flows: NotRequired[dict[str, Column]]
     pages: NotRequired[dict[str, Column]]
     links: NotRequired[dict[str, Column]]
     queues: NotRequired[dict[str, Column]]
     iw_events: NotRequired[dict[str, Column]]
     types: NotRequired[Tables]
+    tables: NotRequired[list[str]]
     summary: Summary
 
 def core_version() -> str:
@@ -78,13 +87,17 @@ def run(
     flows: Sequence[int] | None = None,
     iw_events: bool = False,
     sink: Callable[[str, dict[str, ColumnBuffers]], None] | None = None,
+    out: str | None = None,
 ) -> RunOutput:
     """Runs a scenario with `seed` (the scenario's own if None); with `pcap`, writes the
     bottleneck's packets of `flows` (all if None) to that file. With `iw_events`, the output
     also has an "iw_events" table (every IW decision and policy event). Releases the GIL while it runs.
     With `sink`, the tables are not in the output: each goes to `sink(name, columns)` as it is
     read off the engine, at most 4 096 rows at a time (at least one call per table), every
-    column as Arrow buffers; the output then holds only "summary"."""
+    column as Arrow buffers; the output then holds only "summary". With `out` (a folder, created
+    if need be) instead of a sink, the same chunks are written to `out/NAME.parquet` by the
+    extension (one row group each, Snappy); the output then holds "summary" and "tables" (the
+    names of the files written)."""
 
 def conform(paths: list[str], tolerance_usecs: int | None = None) -> tuple[int, str, str]:
     """Runs packetdrill-format scripts against one engine endpoint (iwlab-conform): (exit code

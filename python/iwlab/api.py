@@ -93,70 +93,26 @@ def _arrow_from_buffers(column: tuple[Any, ...]) -> pa.Array:
 
 
 class _Records:
-    """Where a run's records go as the core reads them off the engine, chunk by chunk: Parquet
-    files written as they come (`out`), or Arrow record batches kept in memory. Either way no
-    Python object per value and no second copy of a table exists; the flow medians of the
-    headline are gathered on the way (only the completion times they need)."""
+    """A run's records kept in memory (a run without `out`): the core hands each table over
+    chunk by chunk as Arrow buffers, kept as record batches — no Python object per value, no
+    second copy of a table. With `out` the core writes the same chunks to Parquet itself
+    (crates/iwlab-py/src/parquet_files.rs) and pyarrow is not needed at all; either way the
+    headline numbers come with the core's summary, read off the chunks on the way
+    (crates/iwlab-py/src/headline.rs)."""
 
-    def __init__(self, out: Path | None) -> None:
-        self.out = out
+    def __init__(self) -> None:
         self.batches: dict[str, list[pa.RecordBatch]] = {}
-        self.writers: dict[str, Any] = {}
-        self.rows: dict[str, int] = {}
-        self.done: dict[str, list[Any]] = {"flows": [], "pages": []}
-        self.links: dict[str, list[Any]] = {}
 
     def __call__(self, name: str, columns: dict[str, tuple[Any, ...]]) -> None:
         import pyarrow as pa
 
         batch = pa.RecordBatch.from_arrays([_arrow_from_buffers(c) for c in columns.values()], names=list(columns))
-        self.rows[name] = self.rows.get(name, 0) + batch.num_rows
-        if name in self.done:
-            column = "completion" if name == "flows" else "delay"
-            self.done[name].append(_finished(columns, column))
-        elif name == "links":
-            for key in ("from", "to", "utilisation", "drop_rate"):
-                self.links.setdefault(key, []).extend(batch.column(key).to_pylist())
-        if self.out is None:
-            self.batches.setdefault(name, []).append(batch)
-            return
-        if name not in self.writers:
-            import pyarrow.parquet as pq
-
-            self.out.mkdir(parents=True, exist_ok=True)
-            self.writers[name] = pq.ParquetWriter(self.out / f"{name}.parquet", batch.schema)
-        if batch.num_rows or self.rows[name] == 0:
-            self.writers[name].write_batch(batch)
-
-    def close(self) -> None:
-        for writer in self.writers.values():
-            writer.close()
-
-    def medians(self) -> dict[str, float | None]:
-        import numpy as np
-
-        out = {}
-        for name, key in (("flows", "median_flow_completion"), ("pages", "median_page_delay")):
-            values = np.concatenate(self.done[name]) if self.done[name] else np.empty(0)
-            out[key] = float(np.median(values)) if len(values) else None
-        return out
+        self.batches.setdefault(name, []).append(batch)
 
 
-def _finished(columns: dict[str, tuple[Any, ...]], column: str) -> Any:
-    """The values of `column` (a chunk's buffers, `_arrow_from_buffers`) of completed rows after
-    warm-up, NaN and missing ones left out — read with numpy off the buffers (pyarrow's own
-    `to_numpy` imports pandas)."""
-    import numpy as np
-
-    def bits(buffer: bytes, n: int) -> Any:
-        return np.unpackbits(np.frombuffer(buffer, np.uint8), bitorder="little")[:n].astype(bool)
-
-    _, n, data, valid, _, _ = columns[column]
-    values = np.frombuffer(data, np.float64, n)
-    keep = bits(columns["completed"][2], n) & ~bits(columns["in_warmup"][2], n) & ~np.isnan(values)
-    if valid is not None:
-        keep &= bits(valid, n)
-    return values[keep]
+#: The headline keys the core adds to its summary (`_core.run`), in summary order.
+_HEADLINE = ("median_flow_completion", "median_page_delay", "bottleneck_forward_utilisation",
+             "bottleneck_forward_drop_rate", "bottleneck_reverse_utilisation", "bottleneck_reverse_drop_rate")
 
 
 def _arrow_table(columns: dict[str, list[Any]], types: dict[str, str]) -> pa.Table:
@@ -181,18 +137,25 @@ def headline(flows: dict[str, list[Any]], pages: dict[str, list[Any]], links: di
     for name, rows, column in (("median_flow_completion", flows, "completion"), ("median_page_delay", pages, "delay")):
         done = [v for v, c, w in zip(rows[column], rows["completed"], rows["in_warmup"]) if c and not w]
         out[name] = _median(done)
-    out.update(_link_headline(links, summary))
+    out.update(_link_headline(links))
+    out.update(_rates(summary))
     return out
 
 
-def _link_headline(links: dict[str, list[Any]], summary: dict[str, Any]) -> dict[str, Any]:
-    """The part of `headline` that reads the links table and the summary."""
+def _link_headline(links: dict[str, list[Any]]) -> dict[str, Any]:
+    """The part of `headline` that reads the links table."""
     out: dict[str, Any] = {}
     for direction, (a, b) in (("forward", ("router-left", "router-right")), ("reverse", ("router-right", "router-left"))):
         row = [i for i, (f, t) in enumerate(zip(links["from"], links["to"])) if f == a and t == b]
         for key, column in (("utilisation", "utilisation"), ("drop_rate", "drop_rate")):
             value = links[column][row[0]] if row else None
             out[f"bottleneck_{direction}_{key}"] = None if value is None else float(value)
+    return out
+
+
+def _rates(summary: dict[str, Any]) -> dict[str, Any]:
+    """Simulator events and link transmissions per wall-clock second of the engine run."""
+    out: dict[str, Any] = {}
     wall = summary.get("wall_seconds") or 0.0
     out["events_per_second"] = summary["events"] / wall if wall > 0 else None
     tx = summary.get("link_transmissions")
@@ -211,9 +174,9 @@ class _Table:
             return self
         frames = obj._frames
         if self.name not in frames:
-            table = obj._arrow(self.name)
-            if table is None:  # an optional table the run did not record
+            if not obj._has(self.name):  # an optional table the run did not record: no pyarrow
                 return None
+            table = obj._arrow(self.name)
             import pandas as pd
 
             frames[self.name] = table.to_pandas(types_mapper=pd.ArrowDtype)
@@ -394,25 +357,30 @@ def run(scenario: Scenario | str | Path, seed: int | None = None, pcap: str | Pa
     """
     sc = scenario if isinstance(scenario, Scenario) else load(scenario)
     folder = None if out is None else Path(out)
-    records = _Records(folder)
-    # pyarrow takes a third of a second to import; the engine runs without the GIL, so the
-    # import overlaps it on a second core instead of following it.
-    warm = threading.Thread(target=_import_arrow, daemon=True)
-    warm.start()
+    pcap_path = None if pcap is None else str(pcap)
+    records = _Records()
     try:
-        raw = _core.run(sc.to_json(), "json", seed, None if pcap is None else str(pcap), flows, iw_events,
-                        _after(warm, records))
+        if folder is not None:  # the core writes the Parquet files: no pyarrow in this process
+            raw = _core.run(sc.to_json(), "json", seed, pcap_path, flows, iw_events, None, str(folder))
+        else:
+            # pyarrow takes a third of a second to import; the engine runs without the GIL, so
+            # the import overlaps it on a second core instead of following it.
+            warm = threading.Thread(target=_import_arrow, daemon=True)
+            warm.start()
+            try:
+                raw = _core.run(sc.to_json(), "json", seed, pcap_path, flows, iw_events, _after(warm, records))
+            finally:
+                warm.join()  # also when the run failed: no import outlives the call
     except _core.ScenarioError as e:
         raise ScenarioError.from_core(e, sc.source, located=False) from None
-    finally:
-        warm.join()  # also when the run failed: no import outlives the call
-        records.close()
-    summary = dict(raw["summary"], scenario=sc.name, scenario_hash=sc.hash())
-    summary.update(records.medians())
-    summary.update(_link_headline(records.links, summary))
+    core = dict(raw["summary"])
+    head = {k: core.pop(k) for k in _HEADLINE}
+    summary = dict(core, scenario=sc.name, scenario_hash=sc.hash())
+    summary.update(head)
+    summary.update(_rates(summary))
     if folder is None:
         return Result(sc, int(summary["seed"]), summary=summary, batches=records.batches)
-    files = {name: folder / f"{name}.parquet" for name in records.writers}
+    files = {name: folder / f"{name}.parquet" for name in raw["tables"]}
     return Result(sc, int(summary["seed"]), summary=summary, files=files)
 
 

@@ -1,6 +1,10 @@
 //! Thin PyO3 bindings of iwlab-core: parse/validate scenarios, run them, hand back columns.
 //! No simulation logic lives here.
 
+mod headline;
+mod parquet_files;
+
+use headline::Headline;
 use iwlab_core::engine::SimTime;
 use iwlab_core::metrics::iw_events::iw_event_table;
 use iwlab_core::metrics::link::{link_records, link_table};
@@ -11,6 +15,7 @@ use iwlab_core::scenario::{Scenario, ScenarioError as CoreError};
 use iwlab_core::tcp::iw::{AnyIw, DstKey, IwConfig, IwContext, IwEvent, IwEventKind, IwPolicy};
 use iwlab_core::trace::observer::PcapTrace;
 use iwlab_core::trace::pcap::{PcapWriter, TraceFilter};
+use parquet_files::ParquetTables;
 use pyo3::create_exception;
 use pyo3::exceptions::{PyKeyError, PyOSError, PyValueError};
 use pyo3::prelude::*;
@@ -149,7 +154,7 @@ fn column_buffers<'py>(py: Python<'py>, col: &Column) -> PyResult<Bound<'py, PyT
 }
 
 /// Hands `table` to `sink(name, columns)`, columns as `column_buffers` in table order.
-fn emit(py: Python<'_>, sink: &PyObject, name: &str, table: &Table) -> PyResult<()> {
+fn to_sink(py: Python<'_>, sink: &PyObject, name: &str, table: &Table) -> PyResult<()> {
     let d = PyDict::new(py);
     for (col_name, col) in &table.columns {
         d.set_item(*col_name, column_buffers(py, col)?)?;
@@ -158,17 +163,36 @@ fn emit(py: Python<'_>, sink: &PyObject, name: &str, table: &Table) -> PyResult<
     Ok(())
 }
 
-/// Hands a table to the sink `CHUNK` rows at a time, built from `rows` by `table_of`.
-fn emit_chunked<T>(sink: &PyObject, name: &str, rows: &[T], table_of: impl Fn(&[T]) -> Table) -> PyResult<()> {
-    Python::with_gil(|py| {
-        for chunk in rows.chunks(CHUNK) {
-            emit(py, sink, name, &table_of(chunk))?;
+/// Where the record chunks go: a Python sink (Arrow buffers, `to_sink`) or Parquet files
+/// written here. Both see the same chunks, and the headline is read off them on the way.
+enum Records {
+    Sink(PyObject),
+    Files(ParquetTables),
+}
+
+impl Records {
+    fn take(&mut self, name: &str, table: &Table) -> PyResult<()> {
+        match self {
+            Records::Sink(sink) => Python::with_gil(|py| to_sink(py, sink, name, table)),
+            Records::Files(files) => files.write(name, table).map_err(PyOSError::new_err),
         }
-        if rows.is_empty() {
-            emit(py, sink, name, &table_of(&[]))?;
-        }
-        Ok(())
-    })
+    }
+}
+
+/// A table `CHUNK` rows at a time (at least one chunk, empty for no rows), built from `rows` by
+/// `table_of`.
+fn chunked<T>(
+    rows: &[T],
+    table_of: impl Fn(&[T]) -> Table,
+    mut each: impl FnMut(Table) -> PyResult<()>,
+) -> PyResult<()> {
+    for chunk in rows.chunks(CHUNK) {
+        each(table_of(chunk))?;
+    }
+    if rows.is_empty() {
+        each(table_of(&[]))?;
+    }
+    Ok(())
 }
 
 /// The type of each column: "u64", "i64", "f64", "opt_f64", "bool" or "str".
@@ -196,9 +220,13 @@ fn table_types<'py>(py: Python<'py>, t: &Table) -> PyResult<Bound<'py, PyDict>> 
 /// recorded and returned as the "iw_events" table (metrics/iw_events.rs).
 /// With `sink`, the tables are not returned: each goes to `sink(name, columns)` as it is read
 /// off the engine, in chunks of at most 4 096 rows (at least one chunk per table), every
-/// column as Arrow buffers (`column_buffers`); the dict then holds only "summary".
+/// column as Arrow buffers (`column_buffers`); the dict then holds only "summary". With `out`
+/// (a folder, created if need be) instead, the tables are written to `out/NAME.parquet` here,
+/// chunk by chunk (`parquet_files`); the dict then holds "summary" and "tables" (the names of
+/// the files written). Either way the summary ends with the headline (`headline`): the medians
+/// and the bottleneck's figures, read off the tables on the way.
 #[pyfunction]
-#[pyo3(signature = (text, format = "json", seed = None, pcap = None, flows = None, iw_events = false, sink = None))]
+#[pyo3(signature = (text, format = "json", seed = None, pcap = None, flows = None, iw_events = false, sink = None, out = None))]
 #[allow(clippy::too_many_arguments)]
 fn run<'py>(
     py: Python<'py>,
@@ -209,7 +237,11 @@ fn run<'py>(
     flows: Option<Vec<u32>>,
     iw_events: bool,
     sink: Option<PyObject>,
+    out: Option<String>,
 ) -> PyResult<Bound<'py, PyDict>> {
+    if sink.is_some() && out.is_some() {
+        return Err(PyValueError::new_err("run: give `sink` or `out`, not both"));
+    }
     let scenario = parse(text, format)?;
     let mut built = scenario.build(seed).map_err(scenario_error)?;
     if iw_events {
@@ -231,32 +263,50 @@ fn run<'py>(
         trace = Some((writer, err));
     }
     let (end, warmup, seed) = (built.end, built.warmup, built.seed);
-    let streaming = sink.is_some();
+    let records = match (sink, &out) {
+        (_, Some(dir)) => Some(Records::Files(ParquetTables::new(std::path::Path::new(dir)))),
+        (Some(sink), None) => Some(Records::Sink(sink)),
+        (None, None) => None,
+    };
+    let streaming = records.is_some();
     // The engine runs without the GIL; the records go to the sink chunk by chunk while the
     // simulation is still alive (they are read off it), and the simulation is freed before
     // the tables return to Python (when there is no sink).
-    let (results, summary, iw_table, wall, cpu) = py.allow_threads(move || -> PyResult<_> {
+    let (results, summary, iw_table, wall, cpu, headline, tables) = py.allow_threads(move || -> PyResult<_> {
         let (t, c) = (std::time::Instant::now(), thread_cpu_seconds());
         let sim = built.run();
         let (wall, cpu) = (t.elapsed().as_secs_f64(), thread_cpu_seconds() - c);
         sim.check_accounting()
             .map_err(|e| pyo3::exceptions::PyRuntimeError::new_err(format!("accounting identity broken: {e}")))?;
         let iw_table = iw_events.then(|| iw_event_table(&instances, &sim.core.iw, &addresses));
-        let Some(sink) = sink else {
+        let Some(mut records) = records else {
             let results = Results::collect(&sim, end, warmup);
             let summary = results.summary.clone();
-            return Ok((Some(results), summary, iw_table, wall, cpu));
+            let mut headline = Headline::default();
+            for (name, t) in [("flows", &results.flows), ("pages", &results.pages), ("links", &results.links)] {
+                headline.see(name, t);
+            }
+            return Ok((Some(results), summary, iw_table, wall, cpu, headline.finish(), None));
         };
         let core = &sim.core;
-        let completed =
-            for_each_flow_chunk(core, warmup, CHUNK, |t| Python::with_gil(|py| emit(py, &sink, "flows", &t)))?;
-        emit_chunked(&sink, "pages", &core.records.pages, |rows| page_table(rows, warmup))?;
-        emit_chunked(&sink, "links", &link_records(core, end), |rows| link_table(rows))?;
-        emit_chunked(&sink, "queues", &core.records.queue, queue_table)?;
+        let mut headline = Headline::default();
+        let mut take = |name: &str, t: Table| {
+            headline.see(name, &t);
+            records.take(name, &t)
+        };
+        let completed = for_each_flow_chunk(core, warmup, CHUNK, |t| take("flows", t))?;
+        chunked(&core.records.pages, |rows| page_table(rows, warmup), |t| take("pages", t))?;
+        chunked(&link_records(core, end), link_table, |t| take("links", t))?;
+        chunked(&core.records.queue, queue_table, |t| take("queues", t))?;
         if let Some(t) = &iw_table {
-            Python::with_gil(|py| emit(py, &sink, "iw_events", t))?;
+            records.take("iw_events", t)?;
         }
-        Ok((None, Summary::of(&sim, end, warmup, completed), iw_table, wall, cpu))
+        let tables = match records {
+            Records::Files(files) => Some(files.finish().map_err(PyOSError::new_err)?),
+            Records::Sink(_) => None,
+        };
+        let summary = Summary::of(&sim, end, warmup, completed);
+        Ok((None, summary, iw_table, wall, cpu, headline.finish(), tables))
     })?;
     if let Some((writer, err)) = trace {
         if let Some(e) = err.lock().unwrap().take() {
@@ -302,7 +352,13 @@ fn run<'py>(
     summary.set_item("cpu_seconds", cpu)?;
     summary.set_item("core_version", env!("CARGO_PKG_VERSION"))?;
     summary.set_item("engine_id", env!("IWLAB_ENGINE_ID"))?;
+    for (key, value) in headline {
+        summary.set_item(key, value)?;
+    }
     out.set_item("summary", summary)?;
+    if let Some(tables) = tables {
+        out.set_item("tables", tables)?;
+    }
     Ok(out)
 }
 
