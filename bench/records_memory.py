@@ -60,7 +60,6 @@ def measure(scenario: str, duration: str, out: Path, env: dict[str, str]) -> dic
         "peak_rss_mb": usage.ru_maxrss / 1024,
         "cpu_s": usage.ru_utime + usage.ru_stime,
         "engine_cpu_s": summary["cpu_seconds"],
-        "digests": {t: digest(out / f"{t}.parquet") for t in TABLES},
     }
 
 
@@ -108,6 +107,11 @@ def main() -> None:
     with tempfile.TemporaryDirectory(prefix="iwg-records-") as tmp:
         for i, duration in enumerate(args.durations):
             rows.append(measure(args.scenario, duration, Path(tmp) / str(i), env))
+        # Digests only once every child has run: they import pyarrow here, and a child's ru_maxrss
+        # starts at this process's RSS when it is spawned (Linux keeps the high-water mark across
+        # fork and exec), so a parent grown by pyarrow (~120 MB) would hide a smaller child.
+        for i, r in enumerate(rows):
+            r["digests"] = {t: digest(Path(tmp) / str(i) / f"{t}.parquet") for t in TABLES}
     print("| duration | flows | peak RSS MB | process CPU s | engine CPU s | digests (flows pages links queues) |")
     print("| --- | --- | --- | --- | --- | --- |")
     for r in rows:
