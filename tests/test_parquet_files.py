@@ -1,7 +1,7 @@
 """The record tables the extension writes to Parquet itself (`iwlab.run(…, out=DIR)`,
 crates/iwlab-py/src/parquet_files.rs) read back exactly as those pyarrow wrote from the same
 chunks — same schema, same values, same DataFrames — and the headline the core reads off the
-chunks (crates/iwlab-py/src/headline.rs) is the one numpy computes from the tables."""
+chunks (crates/iwlab-core/src/metrics/headline.rs) is the one numpy computes from the tables."""
 
 from __future__ import annotations
 

@@ -31,7 +31,7 @@ class Summary(TypedDict):
     cpu_seconds: float
     core_version: str
     engine_id: str
-    # The headline, read off the record tables (crates/iwlab-py/src/headline.rs): medians over
+    # The headline, read off the record tables (crates/iwlab-core/src/metrics/headline.rs): medians over
     # completed rows after warm-up (numpy's median), the bottleneck's first link row per direction.
     median_flow_completion: float | None
     median_page_delay: float | None

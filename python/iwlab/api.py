@@ -98,7 +98,7 @@ class _Records:
     second copy of a table. With `out` the core writes the same chunks to Parquet itself
     (crates/iwlab-py/src/parquet_files.rs) and pyarrow is not needed at all; either way the
     headline numbers come with the core's summary, read off the chunks on the way
-    (crates/iwlab-py/src/headline.rs)."""
+    (crates/iwlab-core/src/metrics/headline.rs)."""
 
     def __init__(self) -> None:
         self.batches: dict[str, list[pa.RecordBatch]] = {}

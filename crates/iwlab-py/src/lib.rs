@@ -1,11 +1,10 @@
 //! Thin PyO3 bindings of iwlab-core: parse/validate scenarios, run them, hand back columns.
 //! No simulation logic lives here.
 
-mod headline;
 mod parquet_files;
 
-use headline::Headline;
 use iwlab_core::engine::SimTime;
+use iwlab_core::metrics::headline::Headline;
 use iwlab_core::metrics::iw_events::iw_event_table;
 use iwlab_core::metrics::link::{link_records, link_table};
 use iwlab_core::metrics::page::{page_table, queue_table};

@@ -1,8 +1,10 @@
 //! Records: plain rows per flow, per page, per link direction, queue-length samples and a
 //! summary, turned into columnar [`Table`]s ready for Arrow or CSV. Aggregation (medians,
-//! power) happens in the study layer, once.
+//! power) happens in the study layer, once; only a run's headline (two medians, the bottleneck's
+//! link rows) is read here ([`headline`]), off the tables as they leave the engine.
 
 pub mod flow;
+pub mod headline;
 pub mod iw_events;
 pub mod link;
 pub mod page;
