@@ -29,8 +29,8 @@ RUSTFLAGS="${RUSTFLAGS:-} -Cprofile-generate=$pgo/raw" CARGO_TARGET_DIR="$PWD/ta
 if [ ! -f "$pgo/merged.profdata" ] || [ "$instrumented" -nt "$pgo/merged.profdata" ]; then
   rm -rf "$pgo/raw"
   mkdir -p "$pgo/raw"
-  so="$(ls python/iwlab/_core*.so)"
-  cp "$instrumented" "$so"  # where the editable install loads the extension from; step 4 replaces it
+  so="$(ls python/iwlab/_core*.so 2>/dev/null | head -n 1)"
+  cp "$instrumented" "${so:-python/iwlab/_core.abi3.so}"  # where the editable install loads the extension from; step 4 replaces it
   "$venv/bin/python" bench/pgo/train.py
   "$profdata" merge -o "$pgo/merged.profdata" "$pgo/raw"
 fi
