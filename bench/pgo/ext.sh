@@ -16,7 +16,7 @@ if [ "${IWLAB_PGO:-1}" != 0 ] && [ ! -x "$profdata" ] && command -v rustup >/dev
   rustup component add llvm-tools >/dev/null 2>&1 || true
 fi
 if [ "${IWLAB_PGO:-1}" = 0 ] || [ ! -x "$profdata" ]; then
-  [ "${IWLAB_PGO:-1}" = 0 ] || echo "make ext: no llvm-profdata (rustup component add llvm-tools failed): plain build, without profile-guided optimisation"
+  [ "${IWLAB_PGO:-1}" = 0 ] || echo "make ext: no llvm-profdata in rustc's sysroot (rustup component add llvm-tools did not provide it): plain build, without profile-guided optimisation"
   develop
   exit
 fi
