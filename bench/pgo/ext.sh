@@ -2,10 +2,10 @@
 # `make ext`: the extension built with profile-guided optimisation (bench/README.md, "Fourth
 # pass: profile-guided build"). 1. an instrumented build (target/pgo-gen); 2. the training run,
 # bench/pgo/train.py, through that build; 3. llvm-profdata merges the counters; 4. the optimised
-# build, installed into the virtualenv by maturin. Steps 1-3 are skipped while the instrumented
-# build is older than the profile (nothing in the engine changed). Without llvm-profdata
-# (rustup's llvm-tools, added here when rustup is present) or with IWLAB_PGO=0 it is the plain
-# release build, and says so.
+# build, installed into the virtualenv by maturin. Steps 2-3 are skipped while the instrumented
+# build is older than the profile (cargo found nothing to rebuild in step 1). Without llvm-profdata
+# (rustup's llvm-tools, added here when rustup is present) it is the plain release build, with one
+# line saying so; IWLAB_PGO=0 asks for the plain build.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 venv="$(cd "${VENV:-.venv}" && pwd)"
@@ -23,7 +23,7 @@ fi
 
 pgo="$PWD/target/pgo"
 instrumented="$PWD/target/pgo-gen/release/lib_core.so"
-# The same cargo invocation as maturin's for this package, with the counters compiled in.
+# The package and features maturin builds (pyproject's [tool.maturin]), with counters compiled in.
 RUSTFLAGS="${RUSTFLAGS:-} -Cprofile-generate=$pgo/raw" CARGO_TARGET_DIR="$PWD/target/pgo-gen" \
   PYO3_PYTHON="$venv/bin/python" cargo build --release -q -p iwlab-py --features pyo3/extension-module
 if [ ! -f "$pgo/merged.profdata" ] || [ "$instrumented" -nt "$pgo/merged.profdata" ]; then
