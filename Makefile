@@ -35,8 +35,13 @@ deps: deps-rust $(STAMP)
 # PYTHONDONTWRITEBYTECODE is set the interpreter never writes it, so every command compiled the
 # modules it imports again (0.1-0.2 s of `iwlab run`; bench/README.md, "Second pass: bytecode
 # and the command tree").
+#
+# The build is profile-guided (bench/pgo/ext.sh; bench/README.md, "Fourth pass: profile-guided
+# build"): an instrumented build runs bench/pgo/train.py, then the optimised build uses its
+# counters. It needs rustup's llvm-tools (added by the script); without them, or with
+# IWLAB_PGO=0, it is the plain release build.
 ext: deps
-	VIRTUAL_ENV=$(abspath $(VENV)) PATH=$(abspath $(VENV))/bin:$$PATH $(VENV)/bin/maturin develop --release -q
+	VENV=$(VENV) bash bench/pgo/ext.sh
 	$(PY) -m compileall -q python/iwlab >/dev/null
 
 test-rust: deps-rust deps-tools deps-bpf
