@@ -1,5 +1,7 @@
 # iwlab — `make run` and `make test` do all set-up on a fresh Debian machine (as root):
-# a virtualenv in .venv with the Python dependencies and the Rust extension built by maturin.
+# a virtualenv in .venv with the Python dependencies (pyproject.toml's, read by the deps step;
+# pip's editable install would build the extension a first time, without the profile) and the
+# package with its Rust extension, installed by `maturin develop` in `make ext`.
 SHELL := /bin/bash
 CARGO ?= cargo
 PYTHON ?= python3
@@ -25,7 +27,9 @@ $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV) || { apt-get update && apt-get install -y --no-install-recommends python3-venv && $(PYTHON) -m venv $(VENV); }
 	$(PY) -m pip install -q --upgrade pip
 	$(PY) -m pip install -q "maturin>=1.7,<2"
-	$(PY) -m pip install -q -e '.[test]'
+	$(PY) -c 'import tomllib; p = tomllib.load(open("pyproject.toml", "rb"))["project"]; \
+	  print("\n".join(p["dependencies"] + p["optional-dependencies"]["test"]))' > $(VENV)/requirements.txt
+	$(PY) -m pip install -q -r $(VENV)/requirements.txt
 	touch $(STAMP)
 
 deps: deps-rust $(STAMP)

@@ -31,7 +31,8 @@ if [ ! -f "$pgo/merged.profdata" ] || [ "$instrumented" -nt "$pgo/merged.profdat
   mkdir -p "$pgo/raw"
   so="$(ls python/iwlab/_core*.so 2>/dev/null | head -n 1)"
   cp "$instrumented" "${so:-python/iwlab/_core.abi3.so}"  # where the editable install loads the extension from; step 4 replaces it
-  "$venv/bin/python" bench/pgo/train.py
+  # the package from this tree: on a fresh clone nothing is installed in the virtualenv yet
+  PYTHONPATH="$PWD/python${PYTHONPATH:+:$PYTHONPATH}" "$venv/bin/python" bench/pgo/train.py
   "$profdata" merge -o "$pgo/merged.profdata" "$pgo/raw"
 fi
 # -Cprofile-use: the functions' counters steer inlining, block layout and register allocation.
