@@ -29,7 +29,7 @@ RUSTFLAGS="${RUSTFLAGS:-} -Cprofile-generate=$pgo/raw" CARGO_TARGET_DIR="$PWD/ta
 if [ ! -f "$pgo/merged.profdata" ] || [ "$instrumented" -nt "$pgo/merged.profdata" ]; then
   rm -rf "$pgo/raw"
   mkdir -p "$pgo/raw"
-  so="$(ls python/iwlab/_core*.so 2>/dev/null | head -n 1)"
+  so="$(ls python/iwlab/_core*.so 2>/dev/null | head -n 1 || true)"  # none yet on a fresh clone
   cp "$instrumented" "${so:-python/iwlab/_core.abi3.so}"  # where the editable install loads the extension from; step 4 replaces it
   # the package from this tree: on a fresh clone nothing is installed in the virtualenv yet
   PYTHONPATH="$PWD/python${PYTHONPATH:+:$PYTHONPATH}" "$venv/bin/python" bench/pgo/train.py
