@@ -3,12 +3,12 @@
 //! MSS is 1000 bytes so that windows read as segment counts ×1000.
 
 use iwlab_core::engine::{SimDuration, SimTime};
+use iwlab_core::tcp::cc::cubic::SsthreshFrom;
+use iwlab_core::tcp::cc::{CcConfig, CubicArithmetic, CubicConfig};
 use iwlab_core::tcp::config::{DelayedAck, RecoveryKind, TcpConfig};
 use iwlab_core::tcp::endpoint::{Endpoint, Outbox};
 use iwlab_core::tcp::iw::{AnyIw, IwConfig};
 use iwlab_core::tcp::recovery::prr::ReductionBound;
-use iwlab_core::tcp::cc::cubic::SsthreshFrom;
-use iwlab_core::tcp::cc::{CcConfig, CubicArithmetic, CubicConfig};
 use iwlab_core::tcp::rto::RtoRule;
 use iwlab_core::tcp::segment::{Flags, SackBlocks, Segment};
 
@@ -767,7 +767,8 @@ fn the_sack_of_a_lone_fin_reveals_the_lost_tail_and_prr_counts_it_as_one_packet(
 /// Linux's CUBIC and RACK recovery with its PRR, `timers` and `cwnd_growth` as given, RTO
 /// floor 200 ms.
 fn lost_head_cfg(timers: RtoRule, linux_growth: bool) -> TcpConfig {
-    let cubic = CubicConfig { ssthresh_from: SsthreshFrom::Cwnd, arithmetic: CubicArithmetic::Linux, ..CubicConfig::default() };
+    let cubic =
+        CubicConfig { ssthresh_from: SsthreshFrom::Cwnd, arithmetic: CubicArithmetic::Linux, ..CubicConfig::default() };
     TcpConfig {
         mss: MSS as u32,
         cc: CcConfig::Cubic(cubic),
