@@ -279,12 +279,13 @@ class Tcp(_Model):
     quickack: Optional[Count] = Field(None, description="Linux quick-ACK mode: first N ACKs at once; 0 = off (default)")
     timers: Optional[Literal["rfc", "linux"]] = Field(
         None, description="RTO and loss-probe arithmetic: 'rfc' (RFC 6298, RFC 8985; default) or 'linux' "
-                          "(RTO = SRTT + max(variance, min_rto); PTO = 2 SRTT + min_rto with one segment out)")
+                          "(RTO = SRTT + max(variance, min_rto), restarted when the head is resent; PTO = 2 SRTT + min_rto "
+                          "with one segment out)")
     rto_ssthresh: Optional[Literal["each-expiry", "once-per-window"]] = Field(
         None, description="'each-expiry' (RFC 5681; default) or 'once-per-window' (Linux tcp_enter_loss)")
     cwnd_growth: Optional[Literal["every-ack", "cwnd-limited"]] = Field(
         None, description="'every-ack' (RFC 5681; default) or 'cwnd-limited' (Linux tcp_is_cwnd_limited: "
-                          "grow only while the flow fills its window)")
+                          "grow only while the flow fills its window, by the segments each ACK newly delivers)")
     idle_restart: Optional[Literal["rfc5681", "halve-per-rto"]] = Field(
         None, description="'rfc5681' (min(IW, cwnd) after idle; default) or 'halve-per-rto' "
                           "(Linux tcp_cwnd_restart: halve once per RTO of idle, down to min(IW, cwnd))")

@@ -3,10 +3,13 @@
 //! MSS is 1000 bytes so that windows read as segment counts ×1000.
 
 use iwlab_core::engine::{SimDuration, SimTime};
+use iwlab_core::tcp::cc::cubic::SsthreshFrom;
+use iwlab_core::tcp::cc::{CcConfig, CubicArithmetic, CubicConfig};
 use iwlab_core::tcp::config::{DelayedAck, RecoveryKind, TcpConfig};
 use iwlab_core::tcp::endpoint::{Endpoint, Outbox};
 use iwlab_core::tcp::iw::{AnyIw, IwConfig};
 use iwlab_core::tcp::recovery::prr::ReductionBound;
+use iwlab_core::tcp::rto::RtoRule;
 use iwlab_core::tcp::segment::{Flags, SackBlocks, Segment};
 
 const MSS: u64 = 1000;
@@ -756,4 +759,91 @@ fn the_sack_of_a_lone_fin_reveals_the_lost_tail_and_prr_counts_it_as_one_packet(
     let out = sc.ack_sack(s(7), &[(s(11), s(11) + 1)]);
     assert_eq!(seqs(&out), vec![7], "one retransmission, no RTO or probe needed");
     assert!(sc.ep.sender.in_recovery);
+}
+
+// ---------------------------------------------------------------------------------------
+// A head whose retransmissions are lost, then the RTO (Linux timers and cwnd growth)
+
+/// Linux's CUBIC and RACK recovery with its PRR, `timers` and `cwnd_growth` as given, RTO
+/// floor 200 ms.
+fn lost_head_cfg(timers: RtoRule, linux_growth: bool) -> TcpConfig {
+    let cubic =
+        CubicConfig { ssthresh_from: SsthreshFrom::Cwnd, arithmetic: CubicArithmetic::Linux, ..CubicConfig::default() };
+    TcpConfig {
+        mss: MSS as u32,
+        cc: CcConfig::Cubic(cubic),
+        recovery: RecoveryKind::Rack,
+        sack: true,
+        delayed_ack: None,
+        prr: Some(ReductionBound::Linux),
+        min_rto: SimDuration::from_millis(200),
+        timers,
+        abc_l: Some(65535),
+        rto_keeps_reduced_ssthresh: true,
+        grow_only_cwnd_limited: linux_growth,
+        ..TcpConfig::default()
+    }
+}
+
+/// 10 segments at t = 100 ms (RTO 300 ms: SRTT 100 + the 200 ms floor); segment 1 is lost and
+/// so are its first two retransmissions (t = 200 and 310 ms, RACK resends it each time),
+/// while 2..=11 are SACKed (tests/conformance/rto-restarts-on-head-retransmission.pkt).
+fn head_resent_twice(cfg: &TcpConfig) -> Script {
+    let (mut sc, first) = Script::with_config(cfg, 10, 20);
+    assert_eq!(seqs(&first), (1..=10).collect::<Vec<_>>());
+    sc.advance(SimDuration::from_millis(100));
+    assert_eq!(seqs(&sc.ack_sack(s(1), &[(s(2), s(5))])), vec![1]);
+    sc.advance(SimDuration::from_millis(10));
+    assert_eq!(seqs(&sc.ack_sack(s(1), &[(s(2), s(11))])), (11..=16).collect::<Vec<_>>());
+    sc.advance(SimDuration::from_millis(100));
+    assert_eq!(seqs(&sc.ack_sack(s(1), &[(s(2), s(12))])), vec![1, 17], "RACK resends the head");
+    sc
+}
+
+#[test]
+fn linux_restarts_the_rto_when_it_resends_the_head_segment() {
+    // Linux tcp_xmit_retransmit_queue(): resending rtx_head rearms the RTO with icsk_rto; the
+    // RTO would otherwise have fired at 100 + 300 ms, from the first transmission.
+    let mut sc = head_resent_twice(&lost_head_cfg(RtoRule::Linux, true));
+    assert!(sc.advance(SimDuration::from_millis(299)).is_empty(), "no RTO 299 ms after the resend");
+    let rto = sc.advance(SimDuration::from_millis(1));
+    assert_eq!(seqs(&rto), vec![1], "the RTO fires 300 ms after the last resend of the head");
+    assert_eq!(sc.ep.sender.stats.timeouts, 1);
+    assert_eq!(sc.cwnd(), MSS);
+}
+
+#[test]
+fn with_rfc_6298_timers_a_resend_does_not_restart_a_running_rto() {
+    // RFC 6298 (5.1): the timer is started when data leaves only if it is not running.
+    let mut sc = head_resent_twice(&lost_head_cfg(RtoRule::Rfc6298, true));
+    let rto = sc.advance(SimDuration::from_millis(90)); // t ≈ 400 ms
+    assert_eq!(seqs(&rto), vec![1]);
+    assert_eq!(sc.ep.sender.stats.timeouts, 1);
+}
+
+#[test]
+fn after_an_rto_cwnd_grows_by_the_segments_an_ack_delivers_not_by_those_it_passes() {
+    // The resent head's ACK moves snd.una over the ten SACKed segments 2..=11 but delivers one
+    // segment: Linux's slow start (tcp_cong_control() with acked_sacked) gives cwnd 2 and two
+    // lost segments are resent (tests/conformance/cwnd-grows-by-newly-delivered-not-by-
+    // cumulative-ack.pkt); counting the cumulative ACK's eleven segments released a burst.
+    let mut sc = head_resent_twice(&lost_head_cfg(RtoRule::Linux, true));
+    assert_eq!(seqs(&sc.advance(SimDuration::from_millis(300))), vec![1]);
+    sc.advance(SimDuration::from_millis(100));
+    let out = sc.ack(s(12));
+    assert_eq!(sc.cwnd(), 2 * MSS);
+    assert_eq!(seqs(&out), vec![12, 13]);
+}
+
+#[test]
+fn rfc_5681_slow_start_counts_every_byte_the_cumulative_ack_covers() {
+    // RFC 5681 §3.1 with L = 65535 (RFC 3465): cwnd += min(N, L·SMSS), N = 11 000 bytes, so
+    // one ACK takes cwnd from 1 segment to ssthresh (7: CUBIC's 0.7 × 10 from the recovery,
+    // kept by the RTO) and five more segments leave at once.
+    let mut sc = head_resent_twice(&lost_head_cfg(RtoRule::Linux, false));
+    sc.advance(SimDuration::from_millis(300));
+    sc.advance(SimDuration::from_millis(100));
+    let out = sc.ack(s(12));
+    assert_eq!((sc.cwnd(), sc.ssthresh()), (7 * MSS, 7 * MSS));
+    assert_eq!(seqs(&out), (12..=18).collect::<Vec<_>>());
 }

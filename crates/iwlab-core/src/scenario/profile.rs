@@ -31,10 +31,10 @@ syn_loss = "rfc6928"                             # IW 1 only after > 1 SYN retra
 dupthresh = 3                                    # net.ipv4.tcp_reordering = 3
 restart_after_idle = true                        # net.ipv4.tcp_slow_start_after_idle = 1
 syn_retries = 6                                  # net.ipv4.tcp_syn_retries = 6
-timers = "linux"                                 # tcp_rtt_estimator(), tcp_schedule_loss_probe()
+timers = "linux"                                 # tcp_rtt_estimator(), tcp_schedule_loss_probe(), tcp_xmit_retransmit_queue()
 rto_ssthresh = "once-per-window"                 # tcp_enter_loss()
 pacer = "linux"                                  # tcp_update_skb_after_send(), when pacing
-cwnd_growth = "cwnd-limited"                     # tcp_is_cwnd_limited() in tcp_cong_avoid()
+cwnd_growth = "cwnd-limited"                     # tcp_cong_control(): tcp_is_cwnd_limited(), acked_sacked
 idle_restart = "halve-per-rto"                   # tcp_cwnd_restart()
 fin = "after-write"                              # tcp_send_fin(), tcp_cwnd_test()
 frto = true                                      # net.ipv4.tcp_frto = 2: tcp_process_loss()

@@ -106,15 +106,19 @@ pub struct TcpConfig {
     /// Linux quick-ACK mode at connection start: the first this many ACKs of in-order data
     /// are sent at once, not delayed (TCP_MAX_QUICKACKS = 16). 0 = off.
     pub quickack: u32,
-    /// RTO and loss-probe arithmetic: RFC 6298 + RFC 8985, or Linux's (`rto.rs`).
+    /// RTO and loss-probe arithmetic: RFC 6298 + RFC 8985, or Linux's (`rto.rs`; with Linux's,
+    /// resending the first unacknowledged segment also restarts a running RTO, as
+    /// `tcp_xmit_retransmit_queue()` does).
     pub timers: RtoRule,
     /// Linux `tcp_enter_loss()`: an RTO reduces ssthresh only if it was not already reduced
     /// for this window (not in recovery, not a repeated expiry); RFC 5681 (4) reduces on every
     /// expiry.
     pub rto_keeps_reduced_ssthresh: bool,
-    /// Linux `tcp_is_cwnd_limited()`: cwnd grows on an ACK only if the flow used its window
-    /// (in slow start: cwnd < 2 * the most segments out in the last window); RFC 5681 grows
-    /// it on every ACK.
+    /// Linux `tcp_cong_control()`: cwnd grows on an ACK only if the flow used its window
+    /// (`tcp_is_cwnd_limited()`; in slow start: cwnd < 2 * the most segments out in the last
+    /// window), and by the segments the ACK newly delivered (`acked_sacked`: newly SACKed,
+    /// plus cumulatively acknowledged and not SACKed before); RFC 5681 grows it on every ACK,
+    /// by the bytes the cumulative ACK covers.
     pub grow_only_cwnd_limited: bool,
     /// Linux `tcp_cwnd_restart()`: after idle, cwnd halves once per RTO elapsed, down to the
     /// restart window; RFC 5681 §4.1 restarts from the restart window at once.

@@ -454,14 +454,19 @@ impl Sender {
         } else {
             self.dupacks = 0;
             if grow && self.cwnd_limited() {
+                // Linux grows cwnd by the segments this ACK newly delivered (tcp_ack():
+                // acked_sacked = tp->delivered − prior_delivered, to tcp_cong_control()), not by
+                // how far snd.una moved: segments SACKed earlier were delivered then. RFC 5681
+                // counts the bytes the cumulative ACK covers.
+                let grow_by = if self.cwnd_use.is_some() { self.delivered } else { acked };
                 // HyStart (RFC 9406) takes slow start's growth while it is active.
                 let (snd_nxt, w) = (self.snd_nxt, &mut self.w);
                 let grown = match &mut self.hystart {
-                    Some(h) if h.active(w) => h.on_ack(w, acked, ack, snd_nxt, cc_sample),
+                    Some(h) if h.active(w) => h.on_ack(w, grow_by, ack, snd_nxt, cc_sample),
                     _ => false,
                 };
                 if !grown {
-                    self.cc.on_ack(&mut self.w, &info);
+                    self.cc.on_ack(&mut self.w, &AckInfo { acked: grow_by, ..info });
                 }
             }
         }
@@ -579,7 +584,12 @@ impl Sender {
         self.count_prr_out(end - tx.seq);
         self.last_send = Some(now);
         self.paced(now, tx.seq, tx.len);
-        if self.rto_at.is_none() {
+        // RFC 6298 (5.1) starts a stopped timer. Linux also restarts a running one when the
+        // resent segment is the head, unless RACK's reordering timer holds the timer slot
+        // (tcp_xmit_retransmit_queue(): skb == rtx_head → tcp_reset_xmit_timer(icsk_rto)), so
+        // a head whose resends keep being lost is resent by RACK, not by the RTO.
+        let restart = self.rtt.rule() == RtoRule::Linux && seq == self.snd_una && self.rack_at.is_none();
+        if self.rto_at.is_none() || restart {
             self.arm_rto(now);
         }
         out.push(tx);
