@@ -79,10 +79,7 @@ fn cube_root(a: u64) -> u64 {
 /// How many times `ack_cnt` exceeds `delta` when `delta` is taken away while it does
 /// (`while (ca->ack_cnt > delta)` in tcp_friendliness).
 fn reno_segments(ack_cnt: u64, delta: u64) -> u64 {
-    match ack_cnt.checked_sub(1).and_then(|a| a.checked_div(delta)) {
-        Some(n) => n,
-        None => 0,
-    }
+    ack_cnt.checked_sub(1).and_then(|a| a.checked_div(delta)).unwrap_or(0)
 }
 
 impl CubicLinux {
