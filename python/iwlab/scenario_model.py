@@ -293,6 +293,10 @@ class Tcp(_Model):
         None, description="'with-write' (a write-and-close sends the FIN on the last data segment; default) or "
                           "'after-write' (Linux tcp_send_fin: the write leaves first; the FIN joins the last "
                           "segment only if it is unsent, else goes alone when cwnd has room)")
+    rto_window: Optional[Literal["from-snd-una", "packets-in-flight"]] = Field(
+        None, description="The window of the resends after an RTO: 'from-snd-una' (go-back-N within snd.una + cwnd, "
+                          "SACKed segments included; default) or 'packets-in-flight' (Linux tcp_xmit_retransmit_queue: "
+                          "resend while the packets in flight, SACKed ones not counted, are below cwnd)")
     frto: Optional[bool] = Field(
         None, description="F-RTO after an RTO (RFC 5682 with SACK, Linux tcp_frto = 2): undo a spurious RTO (default false)")
     dsack: Optional[bool] = Field(
@@ -312,6 +316,7 @@ PROFILES: dict[str, dict[str, Any]] = {
         "cubic": {"ssthresh_from": "cwnd", "arithmetic": "linux"}, "timers": "linux", "rto_ssthresh": "once-per-window",
         "pacer": "linux",
         "cwnd_growth": "cwnd-limited", "idle_restart": "halve-per-rto", "fin": "after-write",
+        "rto_window": "packets-in-flight",
         "frto": True, "dsack": True, "undo": True,
     },
 }

@@ -847,3 +847,34 @@ fn rfc_5681_slow_start_counts_every_byte_the_cumulative_ack_covers() {
     assert_eq!((sc.cwnd(), sc.ssthresh()), (7 * MSS, 7 * MSS));
     assert_eq!(seqs(&out), (12..=18).collect::<Vec<_>>());
 }
+
+/// The head resent twice and lost, the RTO resends it again; its ACK moves snd.una to
+/// segment 12 and SACKs 13 and 14 (never resent): three segments delivered, slow start gives
+/// cwnd 4 while 12 and 15..=17 are lost (tests/conformance/rto-recovery-window-counts-packets-
+/// in-flight.pkt). Returns what that ACK sent.
+fn rto_then_sack_above_a_hole(rto_window_in_flight: bool) -> (Script, Vec<Segment>) {
+    let cfg = TcpConfig { rto_window_in_flight, ..lost_head_cfg(RtoRule::Linux, true) };
+    let mut sc = head_resent_twice(&cfg);
+    assert_eq!(seqs(&sc.advance(SimDuration::from_millis(300))), vec![1], "the RTO resends the head");
+    sc.advance(SimDuration::from_millis(100));
+    let out = sc.ack_sack(s(12), &[(s(13), s(15))]);
+    assert_eq!(sc.cwnd(), 4 * MSS);
+    (sc, out)
+}
+
+#[test]
+fn after_an_rto_linux_resends_while_the_packets_in_flight_are_below_cwnd() {
+    // Linux tcp_xmit_retransmit_queue(): resend while tcp_packets_in_flight() (packets_out −
+    // sacked_out − lost_out + retrans_out) < cwnd; the SACKed 13 and 14 are not in flight, so
+    // cwnd 4 resends all four lost segments.
+    let (_, out) = rto_then_sack_above_a_hole(true);
+    assert_eq!(seqs(&out), vec![12, 15, 16, 17]);
+}
+
+#[test]
+fn by_default_the_resends_after_an_rto_stay_within_snd_una_plus_cwnd() {
+    // Go-back-N from snd.una (RFC 5681 §3.1): the window 12..=15 holds the SACKed 13 and 14,
+    // so only 12 and 15 are resent.
+    let (_, out) = rto_then_sack_above_a_hole(false);
+    assert_eq!(seqs(&out), vec![12, 15]);
+}

@@ -258,6 +258,9 @@ def kernel_settings(tcp: dict[str, Any], notes: list[str]) -> Kernel:
     if tcp["fin"] != "after-write":
         notes.append("tcp.fin: Linux sends a write before the close that follows it; the FIN rides on the last "
                      "segment only if that is unsent, else goes alone when cwnd has room (\"after-write\")")
+    if tcp["rto_window"] != "packets-in-flight":
+        notes.append("tcp.rto_window: after an RTO Linux resends while the packets in flight, SACKed ones not "
+                     "counted, are below cwnd (\"packets-in-flight\")")
     if (tcp.get("paced_iw") or tcp.get("pacing")) and tcp.get("pacer", "exact") != "linux":
         # tcp_update_skb_after_send(): "Original sch_fq does not pace first 10 MSS".
         notes.append("tcp.pacer: Linux leaves a connection's first 10 data segments unpaced and forgives a late "

@@ -444,6 +444,12 @@ pub struct TcpSpec {
     /// alone when cwnd has room).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub fin: Option<String>,
+    /// The window of the resends after an RTO: `"from-snd-una"` (go-back-N within
+    /// snd.una + cwnd, SACKed segments included; default) or `"packets-in-flight"` (Linux
+    /// tcp_xmit_retransmit_queue: resend while the packets in flight, SACKed ones not
+    /// counted, are below cwnd).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rto_window: Option<String>,
     /// F-RTO (RFC 5682 with SACK, Linux net.ipv4.tcp_frto = 2): after an RTO, an ACK of data
     /// never retransmitted shows the timeout was spurious and undoes it; the first ACK of the
     /// retransmission lets new data out instead of more retransmissions (default false).

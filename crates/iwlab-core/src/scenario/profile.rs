@@ -37,6 +37,7 @@ pacer = "linux"                                  # tcp_update_skb_after_send(), 
 cwnd_growth = "cwnd-limited"                     # tcp_cong_control(): tcp_is_cwnd_limited(), acked_sacked
 idle_restart = "halve-per-rto"                   # tcp_cwnd_restart()
 fin = "after-write"                              # tcp_send_fin(), tcp_cwnd_test()
+rto_window = "packets-in-flight"                 # tcp_xmit_retransmit_queue(), tcp_packets_in_flight()
 frto = true                                      # net.ipv4.tcp_frto = 2: tcp_process_loss()
 dsack = true                                     # net.ipv4.tcp_dsack = 1: tcp_dsack_set(), tcp_check_dsack()
 undo = true                                      # tcp_try_undo_recovery/_dsack/_loss()

@@ -57,6 +57,7 @@ macro_rules! tcp_spec_fields {
             cwnd_growth,
             idle_restart,
             fin,
+            rto_window,
             frto,
             dsack,
             undo
@@ -346,6 +347,19 @@ pub(crate) fn tcp_config(base: &TcpSpec, over: &TcpSpec, path_of: &dyn Fn(&str) 
                     path_of("fin"),
                     format!("{name:?}"),
                     "one of [\"with-write\", \"after-write\"]",
+                ))
+            }
+        };
+    }
+    if let Some(name) = &s.rto_window {
+        c.rto_window_in_flight = match name.as_str() {
+            "from-snd-una" => false,
+            "packets-in-flight" => true,
+            _ => {
+                return Err(ScenarioError::value(
+                    path_of("rto_window"),
+                    format!("{name:?}"),
+                    "one of [\"from-snd-una\", \"packets-in-flight\"]",
                 ))
             }
         };

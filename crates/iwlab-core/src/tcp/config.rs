@@ -129,6 +129,12 @@ pub struct TcpConfig {
     /// (`tcp_write_xmit()` → `tcp_cwnd_test()`). Off: a write-and-close queues both first
     /// (the FIN rides on the last data segment) and a bare FIN ignores cwnd.
     pub fin_after_write: bool,
+    /// Linux `tcp_xmit_retransmit_queue()` after an RTO: lost segments are resent while
+    /// `tcp_packets_in_flight()` (packets_out − sacked_out − lost_out + retrans_out) is below
+    /// cwnd, so SACKed segments above a hole take no room in the window. Off: go-back-N
+    /// resends within snd.una + cwnd, SACKed segments included (RFC 5681 §3.1, RFC 6675 §5.1
+    /// leaves the RTO's retransmissions to the base window).
+    pub rto_window_in_flight: bool,
     /// F-RTO after an RTO (RFC 5682 SACK-enhanced, as Linux's tcp_process_loss()).
     pub frto: bool,
     /// D-SACK (RFC 2883): report duplicates as a receiver, use the reports as a sender.
@@ -170,6 +176,7 @@ impl Default for TcpConfig {
             grow_only_cwnd_limited: false,
             restart_halves_per_rto: false,
             fin_after_write: false,
+            rto_window_in_flight: false,
             frto: false,
             dsack: false,
             undo: false,

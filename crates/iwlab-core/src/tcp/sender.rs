@@ -125,6 +125,8 @@ pub struct Sender {
     /// `TcpConfig::fin_after_write`: a FIN of its own needs room in cwnd, and is one
     /// delivered packet for PRR when SACKed.
     fin_needs_cwnd: bool,
+    /// `TcpConfig::rto_window_in_flight`.
+    rto_window_in_flight: bool,
     /// This ACK newly SACKed a FIN of its own (zero octets, one packet to Linux).
     pub(crate) fin_newly_sacked: bool,
     /// Undo of spurious reductions and F-RTO (`recovery/undo.rs`).
@@ -204,6 +206,7 @@ impl Sender {
             cwnd_use: cfg.grow_only_cwnd_limited.then(CwndUse::default),
             restart_halves_per_rto: cfg.restart_halves_per_rto,
             fin_needs_cwnd: cfg.fin_after_write,
+            rto_window_in_flight: cfg.rto_window_in_flight,
             fin_newly_sacked: false,
             undo: Undo::new(cfg.undo, cfg.frto),
             dsack: Dsack::new(cfg.dsack && sack),
@@ -652,8 +655,21 @@ impl Sender {
             recovery::rack::send_next_segments(self, now, out);
             return;
         }
+        // Linux tcp_xmit_retransmit_queue() resends while tcp_packets_in_flight() < cwnd: the
+        // SACKed octets below snd.nxt are not in flight, so they widen the go-back-N window.
+        let in_flight_rule = self.in_rto_loss && self.rto_window_in_flight;
+        let mut sacked_below = if in_flight_rule {
+            (0..self.outstanding.len())
+                .map_while(|i| self.outstanding.get(i))
+                .take_while(|o| o.end() <= self.snd_nxt)
+                .filter(|o| o.sacked())
+                .map(|o| o.len() as u64)
+                .sum()
+        } else {
+            0
+        };
         loop {
-            let edge = self.window_edge().saturating_sub(self.frto_in_flight());
+            let edge = (self.window_edge() + sacked_below).saturating_sub(self.frto_in_flight());
             if self.snd_nxt < self.snd_max {
                 // Go-back-N after an RTO: resend outstanding segments (skipping SACKed ones).
                 let i = self.outstanding.partition_point(|o| o.end() <= self.snd_nxt);
@@ -662,6 +678,9 @@ impl Sender {
                     continue;
                 };
                 if o.sacked() || self.frto_new.is_some_and(|(a, b)| o.seq >= a && o.seq < b) {
+                    if in_flight_rule && o.sacked() {
+                        sacked_below += o.len() as u64;
+                    }
                     self.snd_nxt = o.end();
                     continue;
                 }
