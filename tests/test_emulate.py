@@ -437,3 +437,10 @@ def test_compare_prints_both_side_by_side(tmp_path):
     for name in ("compare-cdf.png", "compare-groups.csv", "compare-metrics.csv", "compare.json", "compare.txt"):
         assert (tmp_path / name).stat().st_size > 0
     assert (tmp_path / "emulated-seed7" / "flows.parquet").exists()
+
+
+def test_link_jitter_is_noted_not_added_by_the_relay():
+    data = iwlab.load("congested-links").data
+    data["topology"]["jitter"] = "200us"
+    plan = build_plan(iwlab.Scenario.from_data(data, "jittered"), duration=3.0, pid=1)
+    assert any(n.startswith("topology.jitter = 200us: not added by the relay") for n in plan.notes)

@@ -28,3 +28,15 @@ def test_the_rto_interval_resamples_seeds_not_flows():
     apart = pd.DataFrame({"seed": [1] * 10 + [2] * 10, "timeouts": [0] * 10 + [1] * 10})
     lo, hi = per_flow_ci(apart, "timeouts")
     assert lo == 0.0 and hi == 1.0
+
+
+def test_sim_jitter_sets_the_topology_field_and_is_checked():
+    import pytest
+
+    from iwlab.emulate.kernel_cells import with_jitter
+    from iwlab.scenario import ScenarioError
+
+    sc, _, _ = cells()["adv9-tcp1"]
+    assert with_jitter(sc, "200us").data["topology"]["jitter"] == "200us"
+    with pytest.raises(ScenarioError, match="topology.jitter"):
+        with_jitter(sc, "5s")

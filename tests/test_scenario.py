@@ -99,6 +99,7 @@ def test_structural_errors_name_the_path_the_value_and_what_is_allowed(data_path
     ("topology.bottleneck.rate", "0Mbps", "topology.bottleneck.rate = 0bps is not allowed; expected > 0"),
     ("warmup", "400s", "warmup"),
     ("apps[0].think.hi", 0.5, "apps[0].think.hi = 0.5 is not allowed; expected >= uniform.lo = 1"),
+    ("topology.jitter", "2s", "topology.jitter = 2s is not allowed; expected 0..=1s"),
 ])
 def test_the_core_rejects_what_the_models_cannot_know(data_path, value, expected):
     data = load("rfc2415").data
@@ -115,6 +116,7 @@ def test_the_core_rejects_what_the_models_cannot_know(data_path, value, expected
     ({"topology.bottleneck.loss": {"kind": "random", "p": 0.01}},
      lambda d: d["topology"]["bottleneck"]["loss"] == {"kind": "random", "p": 0.01, "direction": "both"}),
     ({"duration": 20}, lambda d: d["duration"] == "20s"),
+    ({"topology.jitter": "0.2ms"}, lambda d: d["topology"]["jitter"] == "200us"),
     ({"apps[1].tcp.mss": 1000}, lambda d: d["apps"][1]["tcp"]["mss"] == "1kB"),
 ])
 def test_overrides_replace_fields_and_the_result_is_canonical(overrides, check):

@@ -202,6 +202,9 @@ class Dumbbell(_Model):
     bottleneck: Bottleneck
     left: list[HostGroup] = Field(default_factory=list)
     right: list[HostGroup] = Field(default_factory=list)
+    jitter: Optional[Duration] = Field(
+        None, description="Per-packet jitter on every link, 0..1s (default 0): a uniform extra delay in [0, jitter) "
+                          "that never reorders; breaks the phase lock of equal-RTT flows")
 
 
 class Cubic(_Model):

@@ -82,3 +82,46 @@ fn link_counters_are_exact_in_the_middle_of_a_transmission() {
     assert_eq!(port.counters_at(at(ms(500))).busy_ns, SimDuration::from_millis(16).as_nanos());
     assert!((port.utilisation(at(ms(32))) - 0.5).abs() < 1e-12);
 }
+
+/// Delivery times of a 40-datagram burst over one 1 Mb/s link with 5 ms propagation.
+fn burst_deliveries(jitter: SimDuration, seed: u64) -> (Vec<SimTime>, u64) {
+    let mut p = pair(link(MBPS, ms(5), 100), seed);
+    p.sim.core.topo.ports[p.up as usize].jitter = jitter;
+    let seen = Deliveries::default();
+    p.sim.core.add_observer(Box::new(seen.clone()));
+    p.sim.add_app(Box::new(Burst { src: p.client, dst: p.server, count: 40, payload: 972 }), SimTime::ZERO);
+    run(&mut p.sim, at(ms(2_000)));
+    let times = seen.0.lock().unwrap().clone();
+    (times, p.sim.core.acct.delivered)
+}
+
+#[test]
+fn jitter_adds_at_most_its_bound_to_each_packet_and_never_reorders() {
+    // 1000-byte packets at 1 Mb/s leave 8 ms apart; the i-th finishes at 8·(i+1) ms.
+    let (times, delivered) = burst_deliveries(ms(3), 1);
+    assert_eq!(delivered, 40);
+    for (i, &t) in times.iter().enumerate() {
+        let base = at(ms(8 * (i as u64 + 1) + 5));
+        assert!(t >= base && t < base + ms(3), "packet {i}: {t:?} outside [{base:?}, +3 ms)");
+    }
+    assert!(times.windows(2).all(|w| w[0] <= w[1]), "a link does not reorder");
+    let late = times.iter().enumerate().filter(|&(i, &t)| t > at(ms(8 * (i as u64 + 1) + 5))).count();
+    assert!(late >= 35, "almost every packet drew some jitter: {late} of 40");
+}
+
+#[test]
+fn a_packet_never_overtakes_the_one_before_it_however_large_the_jitter() {
+    // Jitter far above the 8 ms spacing: a packet that drew little waits for its predecessor.
+    let (times, delivered) = burst_deliveries(ms(50), 2);
+    assert_eq!(delivered, 40);
+    assert!(times.windows(2).all(|w| w[0] <= w[1]));
+    assert!(times.windows(2).any(|w| w[0] == w[1]), "some packet was held back to keep the order");
+}
+
+#[test]
+fn jitter_is_drawn_from_the_seed_and_zero_jitter_is_the_plain_link() {
+    assert_eq!(burst_deliveries(ms(3), 7), burst_deliveries(ms(3), 7));
+    assert_ne!(burst_deliveries(ms(3), 7).0, burst_deliveries(ms(3), 8).0);
+    let plain: Vec<SimTime> = (0..40).map(|i| at(ms(8 * (i + 1) + 5))).collect();
+    assert_eq!(burst_deliveries(SimDuration::ZERO, 7).0, plain);
+}

@@ -123,6 +123,9 @@ def main(argv: list[str] | None = None) -> None:
     p.add_argument("--sim-tcp", action="append", default=[], metavar="FIELD=VALUE",
                    help="a [tcp] field set on the simulated side only (repeatable), to tell which profile rule "
                         "moves a cell, e.g. cwnd_growth=every-ack")
+    p.add_argument("--sim-jitter", default=None, metavar="DURATION",
+                   help="topology.jitter on the simulated side only (e.g. 200us): per-packet timing noise, which "
+                        "the kernel testbed has and the deterministic engine has not")
     a = p.parse_args(argv)
     sim_tcp = {}
     for kv in a.sim_tcp:
@@ -138,6 +141,8 @@ def main(argv: list[str] | None = None) -> None:
         mss = size_bytes(merged_tcp(sc.data)["mss"])
         sims, emus, loads = [], [], []
         sim_sc = with_tcp(sc, sim_tcp) if sim_tcp else sc
+        if a.sim_jitter:
+            sim_sc = with_jitter(sim_sc, a.sim_jitter)
         for s in range(1, (a.sim_seeds or a.seeds) + 1):
             sims.append(flows_of(iwlab.run(shortened(sim_sc, dur), seed=s), "simulated"))
         for s in range(1, a.seeds + 1):
@@ -181,6 +186,17 @@ def with_tcp(sc: Any, fields: dict[str, Any]) -> Any:
 
     data = copy.deepcopy(sc.data)
     data.setdefault("tcp", {}).update(fields)
+    return Scenario.from_data(data, data.get("name", "cell"))
+
+
+def with_jitter(sc: Any, jitter: str) -> Any:
+    """`sc` with `topology.jitter` set; a bad value fails as in a scenario file."""
+    import copy
+
+    from iwlab.scenario import Scenario
+
+    data = copy.deepcopy(sc.data)
+    data["topology"]["jitter"] = jitter
     return Scenario.from_data(data, data.get("name", "cell"))
 
 

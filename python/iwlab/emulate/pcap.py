@@ -23,6 +23,7 @@ class Segment:
     ack: int
     flags: int
     payload: int
+    tsval: int | None = None  # the timestamp option's TSval (RFC 7323), when present
 
     @property
     def syn(self) -> bool:
@@ -68,8 +69,26 @@ def read(path: str | Path) -> list[Segment]:
         thl = (off_flags >> 12) * 4
         out.append(Segment(sec + frac * (1e-9 if nano else 1e-6),
                            (socket.inet_ntoa(ip[12:16]), sport), (socket.inet_ntoa(ip[16:20]), dport),
-                           seq, ack, off_flags & 0x1FF, total - ihl - thl))
+                           seq, ack, off_flags & 0x1FF, total - ihl - thl, _tsval(tcp[20:thl])))
     return out
+
+
+def _tsval(opts: bytes) -> int | None:
+    """TSval of a TCP option list (kind 8, length 10), if there is one."""
+    i = 0
+    while i < len(opts):
+        kind = opts[i]
+        if kind == 0:
+            break
+        if kind == 1:
+            i += 1
+            continue
+        if i + 1 >= len(opts) or opts[i + 1] < 2:
+            break
+        if kind == 8 and opts[i + 1] == 10 and i + 10 <= len(opts):
+            return struct.unpack_from("!I", opts, i + 2)[0]
+        i += opts[i + 1]
+    return None
 
 
 @dataclass

@@ -348,6 +348,9 @@ def build_plan(scenario, seed: int | None = None, duration: float | None = None,
         notes.append(f"run shortened from {scen_duration:g} s to {run_duration:g} s (--duration): "
                      f"time scale {run_duration / scen_duration:.3g}")
 
+    if seconds(topo.get("jitter", "0s")) > 0:
+        notes.append(f"topology.jitter = {topo['jitter']}: not added by the relay; real stacks and the relay have "
+                     "timing noise of their own (relay lateness in the summary)")
     groups = _groups(topo)
     n_left = sum(int(g["count"]) for g in topo["left"])
     n_right = sum(int(g["count"]) for g in topo["right"])

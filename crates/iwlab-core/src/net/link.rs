@@ -59,6 +59,10 @@ pub struct Port {
     /// division on every hop otherwise.
     /// (The rate is part of the key: `rate_bps` is public.)
     tx_memo: (u32, u64, SimDuration),
+    /// Per-packet jitter: a uniform extra propagation delay in [0, jitter) (`topology.jitter`).
+    pub jitter: SimDuration,
+    /// When the last packet sent on this port arrives: with jitter, none arrives before it.
+    pub(crate) last_arrival: SimTime,
 }
 
 impl Port {
@@ -76,6 +80,8 @@ impl Port {
             wake_pending: false,
             counters: LinkCounters::default(),
             tx_memo: (0, spec.rate_bps, SimDuration::ZERO),
+            jitter: SimDuration::ZERO,
+            last_arrival: SimTime::ZERO,
         }
     }
     pub fn tx_time(&self, bytes: u32) -> SimDuration {
@@ -117,5 +123,21 @@ impl Port {
         } else {
             self.counters_at(now).busy_ns as f64 / now.as_nanos() as f64
         }
+    }
+}
+
+impl Port {
+    /// When a packet that finishes serialising at `done` arrives at the far end: `done + delay`,
+    /// plus a jitter draw, but never before the previous packet (a link does not reorder).
+    /// Without jitter no random number is drawn, so runs without it are unchanged.
+    pub(crate) fn arrival(&mut self, done: SimTime) -> SimTime {
+        let at = done + self.delay;
+        if self.jitter == SimDuration::ZERO {
+            return at;
+        }
+        use rand::Rng;
+        let at = (at + SimDuration::from_nanos(self.rng.gen_range(0..self.jitter.as_nanos()))).max(self.last_arrival);
+        self.last_arrival = at;
+        at
     }
 }

@@ -177,6 +177,9 @@ fn instantiate(r: &Resolved, seed: u64) -> Result<Built, ScenarioError> {
     };
     let mut topo = Topology::new();
     let db = spec.build(&mut topo, &streams);
+    if r.jitter > SimDuration::ZERO {
+        topo.ports.iter_mut().for_each(|p| p.jitter = r.jitter);
+    }
     if let Some((p, dir)) = r.loss {
         if matches!(dir, Direction::Both | Direction::Forward) {
             topo.ports[db.forward as usize].loss.add(LossRule::Random { p });

@@ -95,6 +95,13 @@ pub struct DumbbellSpec {
     /// Host groups behind router R.
     #[serde(default)]
     pub right: Vec<HostGroup>,
+    /// Per-packet jitter on every link direction (`"200us"`), ≥ 0, default 0: each packet's
+    /// propagation is lengthened by a uniform draw in [0, jitter) from the link's own random
+    /// stream, never overtaking the packet before it. A deterministic simulator's flows with equal
+    /// RTTs otherwise stay locked in phase with the queue's departures (Floyd & Jacobson,
+    /// "On Traffic Phase Effects in Packet-Switched Gateways", 1992; ns-2's TCP `overhead_`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub jitter: Option<Duration>,
 }
 
 /// The bottleneck: `rate`, `delay` and `queue` describe the forward direction (L → R) and,

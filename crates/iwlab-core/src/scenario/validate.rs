@@ -126,6 +126,8 @@ pub(crate) struct Resolved {
     pub forward: LinkR,
     pub reverse: LinkR,
     pub loss: Option<(f64, Direction)>,
+    /// `topology.jitter` (zero when absent).
+    pub jitter: SimDuration,
     pub groups: Vec<GroupR>,
     pub iw: BTreeMap<String, IwConfig>,
     pub iw_routes: Vec<super::policy_file::Route>,
@@ -136,6 +138,8 @@ type R<T> = Result<T, ScenarioError>;
 
 /// Most hosts a scenario may have in all (the engine's routing table is quadratic in nodes).
 pub const MAX_HOSTS: u64 = 10_000;
+/// Largest `topology.jitter`: it stands for processing and scheduling noise, not for a path.
+const MAX_JITTER: SimDuration = SimDuration::from_secs(1);
 /// Most instances one application entry may have.
 pub const MAX_INSTANCES: u32 = 100_000;
 
@@ -166,6 +170,10 @@ impl Scenario {
         let base_dir = self.base_dir.as_deref();
         let TopologySpec::Dumbbell(db) = &self.topology;
         let (forward, reverse, loss) = bottleneck(&db.bottleneck)?;
+        let jitter = db.jitter.map_or(SimDuration::ZERO, Duration::get);
+        if jitter > MAX_JITTER {
+            return Err(ScenarioError::value("topology.jitter", db.jitter.expect("set when above 0"), "0..=1s"));
+        }
         let mut groups = Vec::new();
         for (side, list, key) in [(GroupSide::Left, &db.left, "left"), (GroupSide::Right, &db.right, "right")] {
             for (i, g) in list.iter().enumerate() {
@@ -210,6 +218,7 @@ impl Scenario {
             forward,
             reverse,
             loss,
+            jitter,
             groups,
             iw,
             iw_routes,

@@ -586,7 +586,8 @@ impl Core {
         port.counters.bytes += size as u64;
         port.counters.payload_bytes += payload as u64;
         port.counters.busy_ns += t.as_nanos();
-        let (done, arrive) = (port.busy_until, port.busy_until + port.delay);
+        let done = port.busy_until;
+        let arrive = port.arrival(done);
         self.sched.schedule(arrive, Event::Arrive(port_id, key));
         if port.queue.len_packets() > 0 {
             port.wake_pending = true;
