@@ -13,6 +13,8 @@ import struct
 from dataclasses import dataclass
 from pathlib import Path
 
+from iwlab.probe.packet import options
+
 
 @dataclass(frozen=True)
 class Segment:
@@ -74,21 +76,8 @@ def read(path: str | Path) -> list[Segment]:
 
 
 def _tsval(opts: bytes) -> int | None:
-    """TSval of a TCP option list (kind 8, length 10), if there is one."""
-    i = 0
-    while i < len(opts):
-        kind = opts[i]
-        if kind == 0:
-            break
-        if kind == 1:
-            i += 1
-            continue
-        if i + 1 >= len(opts) or opts[i + 1] < 2:
-            break
-        if kind == 8 and opts[i + 1] == 10 and i + 10 <= len(opts):
-            return struct.unpack_from("!I", opts, i + 2)[0]
-        i += opts[i + 1]
-    return None
+    """TSval of a TCP option list (kind 8: TSval, TSecr), if there is one."""
+    return next((struct.unpack("!I", v[:4])[0] for k, v in options(opts) if k == 8 and len(v) == 8), None)
 
 
 @dataclass

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import ipaddress
 import struct
+from collections.abc import Iterator
 from dataclasses import dataclass
 
 FIN, SYN, RST, PSH, ACK = 0x01, 0x02, 0x04, 0x08, 0x10
@@ -68,20 +69,25 @@ def parse(tcp: bytes) -> Segment | None:
     hlen = (off >> 4) * 4
     if hlen < 20 or hlen > len(tcp):
         return None
-    mss, i, opts = None, 0, tcp[20:hlen]
+    mss = next((struct.unpack("!H", v)[0] for k, v in options(tcp[20:hlen]) if k == 2 and len(v) == 2), None)
+    return Segment(sport, dport, seq, ack, flags, window, mss, tcp[hlen:])
+
+
+def options(opts: bytes) -> Iterator[tuple[int, bytes]]:
+    """(kind, value) of each option in a TCP header's option bytes (RFC 9293 §3.1), NOPs skipped;
+    stops at End of Option List or at a malformed length."""
+    i = 0
     while i < len(opts):
         kind = opts[i]
         if kind == 0:
-            break
+            return
         if kind == 1:
             i += 1
             continue
-        if i + 1 >= len(opts) or opts[i + 1] < 2:
-            break
-        if kind == 2 and opts[i + 1] == 4:
-            mss = struct.unpack("!H", opts[i + 2:i + 4])[0]
+        if i + 1 >= len(opts) or opts[i + 1] < 2 or i + opts[i + 1] > len(opts):
+            return
+        yield kind, opts[i + 2:i + opts[i + 1]]
         i += opts[i + 1]
-    return Segment(sport, dport, seq, ack, flags, window, mss, tcp[hlen:])
 
 
 def ipv4_payload(packet: bytes) -> tuple[str, bytes] | None:
