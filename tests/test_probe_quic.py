@@ -207,7 +207,7 @@ def test_the_client_sends_no_ack_frame_through_the_handshake():
 
 PID = os.getpid()
 S, C = f"hq-{PID}s", f"hq-{PID}c"
-NET = "10.95.7"
+NET, NET6 = "10.95.7", "fd95:7::"
 SERVER = f"{NET}.1"
 SERVERS = {  # port: (IW bytes, extra arguments)
     4431: (12000, []),  # 10 × 1200 (RFC 9002 §7.2 at 1200 B)
@@ -241,7 +241,7 @@ def lab():
         _run("ip", "-n", S, "link", "add", "q0", "type", "veth", "peer", "name", "q1", "netns", C)
         for ns, dev, host in ((S, "q0", 1), (C, "q1", 2)):
             for cmd in (["link", "set", "lo", "up"], ["addr", "add", f"{NET}.{host}/24", "dev", dev],
-                        ["link", "set", dev, "up"]):
+                        ["addr", "add", f"{NET6}{host}/64", "dev", dev, "nodad"], ["link", "set", dev, "up"]):
                 _run("ip", "-n", ns, *cmd)
         for port, (iw, extra) in SERVERS.items():
             p = subprocess.Popen(["ip", "netns", "exec", S, sys.executable, str(HERE / "quic_server.py"), str(port),
@@ -258,10 +258,10 @@ def lab():
         delete_namespaces(S, C)
 
 
-def probe_from_client(port: int, **kw):
+def probe_from_client(port: int, server: str = SERVER, **kw):
     from iwlab.probe.quic import probe_quic
 
-    return probe_quic(f"{SERVER}:{port}", netns=C, **kw)
+    return probe_quic(f"{server}:{port}", netns=C, **kw)
 
 
 @pytest.mark.netns
@@ -272,6 +272,12 @@ def test_the_probe_is_exact_to_one_datagram(lab, port):
     assert not r.lower_bound, r.why
     assert iw - r.max_datagram_size < r.initial_window_bytes <= iw, r.line()
     assert r.max_datagram_size == 1200 and r.http_status == 200
+
+
+@pytest.mark.netns
+def test_ipv6(lab):
+    r = probe_from_client(4432, f"[{NET6}1]")
+    assert r.address == f"{NET6}1" and 38400 - 1200 < r.initial_window_bytes <= 38400, r.line()
 
 
 @pytest.mark.netns

@@ -201,7 +201,7 @@ class _Client:
             self.sock.connect((self.address, t.port))
         except OSError as e:
             self.sock.close()
-            raise ProbeError(f"{t.text}: {self.address}: {(e.strerror or str(e)).lower()}") from None
+            raise ProbeError(f"{self.where()}: {(e.strerror or str(e)).lower()}") from None
         self.peer = self.sock.getpeername()
         self.t0 = time.monotonic()
         self.packets: list[Packet] = []
@@ -216,6 +216,11 @@ class _Client:
     def now(self) -> float:
         return time.monotonic() - self.t0
 
+    def where(self) -> str:
+        """The target as written, and the address it resolved to when that differs."""
+        plain = f"{self.address}:{self.t.port}" in (self.t.text, f"[{self.address}]:{self.t.port}")
+        return self.t.text if plain else f"{self.t.text} ({self.address}:{self.t.port})"
+
     def send(self, probe: bool = False, acks: bool = False) -> int:
         """Sends what aioquic has to send, without ACK frames unless `acks`; `probe`: with a PING."""
         if acks:
@@ -228,7 +233,7 @@ class _Client:
             try:
                 self.sock.send(data)
             except OSError as e:
-                raise ProbeError(f"{self.t.text}: {self.address}: {(e.strerror or str(e)).lower()}") from None
+                raise ProbeError(f"{self.where()}: {(e.strerror or str(e)).lower()}") from None
             n += len(data)
         self.client_bytes += n
         return n
@@ -241,9 +246,9 @@ class _Client:
         try:
             data = self.sock.recv(65536)
         except ConnectionRefusedError:
-            raise ProbeError(f"{self.t.text}: {self.address}:{self.t.port}: port unreachable (ICMP)") from None
+            raise ProbeError(f"{self.where()}: UDP port unreachable (ICMP): no QUIC server") from None
         except OSError as e:
-            raise ProbeError(f"{self.t.text}: {self.address}: {(e.strerror or str(e)).lower()}") from None
+            raise ProbeError(f"{self.where()}: {(e.strerror or str(e)).lower()}") from None
         self.server_bytes += len(data)
         return data, self.now()
 
@@ -283,6 +288,11 @@ def _no_acks(quic, keep_handshake: bool = False) -> None:
     for epoch, space in quic._spaces.items():
         handshake = epoch in (tls.Epoch.INITIAL, tls.Epoch.HANDSHAKE)
         space.ack_at = time.monotonic() if keep_handshake and handshake and len(space.ack_queue) else None
+
+
+def _crypto_packets(packets: list[Packet]) -> int:
+    """Initial and Handshake packets with CRYPTO data received so far (progress of the handshake)."""
+    return sum(1 for p in packets if p.space != ONE_RTT and any(f.kind == "crypto" for f in p.frames))
 
 
 def _handshake_done(events: list) -> bool:
@@ -342,7 +352,7 @@ def _measure(c: _Client, min_gap: float) -> QuicResult:
     # 1. the server's handshake flight, answered by nothing (RFC 9000 §8.1)
     got = c.recv(c.timeout)
     if got is None:
-        raise ProbeError(f"{c.t.text}: no answer to the Initial from {c.address}:{c.t.port} within {c.timeout:g} s")
+        raise ProbeError(f"{c.where()}: no answer to the Initial within {c.timeout:g} s")
     rtt = got[1]
     take(*got)
     settle = min(max(rtt / 2, 0.03), 0.25)
@@ -352,19 +362,21 @@ def _measure(c: _Client, min_gap: float) -> QuicResult:
 
     # 2. the rest of the handshake: a PING lifts the amplification limit (RFC 9000 §8.1: a
     # Handshake packet validates the client's address; an Initial one raises the limit by 3×). A
-    # handshake larger than the server's window cannot finish unacknowledged: from the second round
-    # on, the client acknowledges what it has (reported: a stack may grow its window by it, §7.3.1)
+    # handshake larger than the server's window cannot finish unacknowledged: after a round that
+    # brought no new handshake data, the client acknowledges what it has (reported: a stack may
+    # grow its window by those bytes, RFC 9002 §7.3.1)
     deadline = time.monotonic() + c.timeout
-    rounds = 0
+    crypto, stalled = _crypto_packets(c.packets), 0
     while not _handshake_done(c.events):
         if c.closed:
-            raise ProbeError(f"{c.t.text}: the server closed the connection during the handshake")
+            raise ProbeError(f"{c.where()}: the server closed the connection during the handshake")
         if time.monotonic() >= deadline:
-            raise ProbeError(f"{c.t.text}: the handshake did not complete within {c.timeout:g} s")
-        c.send(probe=True, acks=rounds > 0)
-        rounds += 1
-        while not _handshake_done(c.events) and (got := c.recv(settle)) is not None:
+            raise ProbeError(f"{c.where()}: the handshake did not complete within {c.timeout:g} s")
+        c.send(probe=True, acks=stalled > 0)
+        while not _handshake_done(c.events) and (got := c.recv(max(settle, 0.06))) is not None:
             take(*got)
+        crypto, before = _crypto_packets(c.packets), crypto
+        stalled = stalled + 1 if crypto == before else 0
     h3, sid = _request(c)
     c.send()  # Finished, the client's SETTINGS and the request
     request_at = c.now()
@@ -392,7 +404,7 @@ def _measure(c: _Client, min_gap: float) -> QuicResult:
         flight = first_flight(c.packets, request_at, gap, sid)
     flight = first_flight(c.packets, request_at, gap, sid, closed=c.closed)
     if flight.packets == 0:
-        raise ProbeError(f"{c.t.text}: handshake complete, but no 1-RTT data within {c.timeout:g} s")
+        raise ProbeError(f"{c.where()}: handshake complete, but no 1-RTT data within {c.timeout:g} s")
     if flight.ended_at is None and flight.why.startswith("no retransmission"):
         flight.why = f"no retransmission within {c.timeout:g} s after the last packet"
     return QuicResult(
