@@ -3,7 +3,8 @@
     python quic_server.py PORT IW_BYTES [--datagram 1200] [--names 1] [--size 1048576]
 
 Its congestion controller is aioquic's NewReno with the window starting at IW_BYTES, registered
-under its own name (`register_congestion_control`); every request gets SIZE bytes. The
+under its own name (`register_congestion_control`), or aioquic's own "reno" unchanged when
+IW_BYTES is "default"; every request gets SIZE bytes. The
 certificate (ECDSA P-256, self-signed, made at start) carries NAMES subjectAltNames: ~40 bytes
 each, which is how a test makes the handshake flight larger than 3× the client's Initial.
 Prints "ready" once it listens.
@@ -73,13 +74,14 @@ class Server(QuicConnectionProtocol):
 async def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("port", type=int)
-    ap.add_argument("iw", type=int)
+    ap.add_argument("iw")
     ap.add_argument("--datagram", type=int, default=1200)
     ap.add_argument("--names", type=int, default=1)
     ap.add_argument("--size", type=int, default=1 << 20)
     a = ap.parse_args()
-    name = f"iw{a.iw}"
-    register_congestion_control(name, controller(a.iw))
+    name = "reno" if a.iw == "default" else f"iw{a.iw}"
+    if a.iw != "default":
+        register_congestion_control(name, controller(int(a.iw)))
     cert, key = certificate(a.names)
     config = QuicConfiguration(is_client=False, alpn_protocols=H3_ALPN, congestion_control_algorithm=name,
                                max_datagram_size=a.datagram, certificate=cert, private_key=key)

@@ -218,11 +218,14 @@ SERVERS = {  # port: (IW bytes, extra arguments)
     4434: (38400, ["--names", "540"]),
     4436: (12000, ["--names", "540"]),
     4435: (12000, ["--size", "3000"]),  # a response smaller than the window
+    4437: ("default", []),  # aioquic as it comes
 }
+GO_SERVER = HERE / "quic_go_server"  # quic-go's HTTP/3 server with its defaults (main.go)
+GO_PORT = 4440
 
 
-def _run(*cmd, check=True):
-    r = subprocess.run(list(cmd), capture_output=True, text=True, timeout=60)
+def _run(*cmd, check=True, timeout=60):
+    r = subprocess.run(list(cmd), capture_output=True, text=True, timeout=timeout)
     if check and r.returncode:
         raise AssertionError(f"{' '.join(cmd)}: {r.stderr}")
     return r
@@ -258,6 +261,23 @@ def lab():
         delete_namespaces(S, C)
 
 
+@pytest.fixture(scope="module")
+def go_server(lab):
+    """tests/quic_go_server built with `go` (modules from its go.sum; 1–4 min the first time, then
+    Go's build cache) and started in the server namespace; skips without a Go toolchain."""
+    import shutil
+
+    if shutil.which("go") is None:
+        pytest.skip("needs a Go toolchain (tests/quic_go_server)")
+    out = Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "iwlab" / "quic_go_server"
+    _run("go", "build", "-C", str(GO_SERVER), "-o", str(out), ".", timeout=840)
+    p = subprocess.Popen(["ip", "netns", "exec", S, str(out), f"0.0.0.0:{GO_PORT}"], stdout=subprocess.PIPE,
+                         text=True)
+    lab["procs"].append(p)  # stopped with the others
+    assert p.stdout.readline().strip() == "ready"
+    yield GO_PORT
+
+
 def probe_from_client(port: int, server: str = SERVER, **kw):
     from iwlab.probe.quic import probe_quic
 
@@ -272,6 +292,32 @@ def test_the_probe_is_exact_to_one_datagram(lab, port):
     assert not r.lower_bound, r.why
     assert iw - r.max_datagram_size < r.initial_window_bytes <= iw, r.line()
     assert r.max_datagram_size == 1200 and r.http_status == 200
+
+
+def _matches_profile(stack: str, port: int):
+    from iwlab.quic.profiles import load
+
+    iw = load()[stack].iw_bytes
+    r = probe_from_client(port)
+    assert not r.lower_bound and abs(r.initial_window_bytes - iw) < r.max_datagram_size, r.line()
+    return r
+
+
+@pytest.mark.netns
+def test_aioquic_as_it_comes_starts_at_its_profiled_window(lab):
+    """profiles.toml against the wire: the window read in the stack's source is what its server
+    sends, to one datagram."""
+    r = _matches_profile("aioquic", 4437)
+    assert r.initial_window_bytes <= 12000  # it sends a packet only while it fits
+
+
+@pytest.mark.netns
+@pytest.mark.slow
+@pytest.mark.timeout(900)
+def test_quic_go_as_it_comes_starts_at_its_profiled_window(go_server):
+    """quic-go sends while bytes in flight are below the window (CanSend in
+    internal/congestion/cubic_sender.go), so its last datagram may overshoot 32 × 1280 B."""
+    _matches_profile("quic-go", go_server)
 
 
 @pytest.mark.netns
