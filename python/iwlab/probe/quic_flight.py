@@ -19,9 +19,10 @@ the server's ack-eliciting 1-RTT packets that fit in its initial window:
 * not packets that carry only ACK, PADDING or CONNECTION_CLOSE (not ack-eliciting, §2).
 
 `initial_window_bytes` is the sum of those packets' sizes (QUIC header to AEAD tag, without UDP/IP
-headers: the unit of bytes_in_flight, RFC 9002 Appendix A.1.1 `sent_bytes`). A server that sends a
-packet only while it fits sends up to one datagram less than its window: the measurement is exact
-to one datagram.
+headers: the unit of bytes_in_flight, RFC 9002 Appendix A.1.1 `sent_bytes`). The measurement is exact to one
+datagram: a server that sends a packet only while it fits (RFC 9002 §7: bytes in flight never above
+the window; aioquic, quinn) stops up to one datagram short of its window, one that sends while
+bytes in flight are below the window (quic-go) overshoots it by up to one datagram.
 
 The flight ends at the first packet that is a retransmission or a probe:
 * it repeats data already received: stream bytes at offsets already seen, or a frame a server sends
