@@ -1,6 +1,6 @@
 """An HTTP/3 server with a known initial window, for `iwlab probe --quic` tests (aioquic).
 
-    python quic_server.py PORT IW_BYTES [--datagram 1200] [--names 1] [--size 1048576]
+    python quic_server.py PORT IW_BYTES [--host ::] [--datagram 1200] [--names 1] [--size 1048576]
 
 Its congestion controller is aioquic's NewReno with the window starting at IW_BYTES, registered
 under its own name (`register_congestion_control`), or aioquic's own "reno" unchanged when
@@ -75,6 +75,7 @@ async def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("port", type=int)
     ap.add_argument("iw")
+    ap.add_argument("--host", default="::")
     ap.add_argument("--datagram", type=int, default=1200)
     ap.add_argument("--names", type=int, default=1)
     ap.add_argument("--size", type=int, default=1 << 20)
@@ -86,7 +87,7 @@ async def main() -> None:
     config = QuicConfiguration(is_client=False, alpn_protocols=H3_ALPN, congestion_control_algorithm=name,
                                max_datagram_size=a.datagram, certificate=cert, private_key=key)
     Server.size = a.size
-    await serve("::", a.port, configuration=config, create_protocol=Server)
+    await serve(a.host, a.port, configuration=config, create_protocol=Server)
     print("ready", flush=True)
     await asyncio.Future()
 

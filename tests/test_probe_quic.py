@@ -216,6 +216,27 @@ def test_the_client_sends_no_ack_frame_through_the_handshake():
     assert done and "crypto" in received and "ack" not in received
 
 
+def test_on_loopback_without_privileges():
+    """No root, no namespace: an ordinary UDP socket is all the probe needs."""
+    import socket
+
+    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    p = subprocess.Popen([sys.executable, str(HERE / "quic_server.py"), str(port), "15360", "--host", "127.0.0.1"],
+                         stdout=subprocess.PIPE, text=True)
+    try:
+        assert p.stdout.readline().strip() == "ready"
+        from iwlab.probe.quic import probe_quic
+
+        r = probe_quic(f"127.0.0.1:{port}")
+        assert 15360 - 1200 < r.initial_window_bytes <= 15360 and not r.lower_bound, r.line()
+    finally:
+        p.kill()
+        p.wait(timeout=10)
+        p.stdout.close()
+
+
 # ---------------------------------------------------------------- real servers in namespaces
 
 PID = os.getpid()
