@@ -1,6 +1,6 @@
 """An HTTP/3 server with a known initial window, for `iwlab probe --quic` tests (aioquic).
 
-    python quic_server.py PORT IW_BYTES [--host ::] [--datagram 1200] [--names 1] [--size 1048576]
+    python quic_server.py PORT IW_BYTES [--host ::] [--datagram 1200] [--names 1] [--size 1048576] [--retry]
 
 Its congestion controller is aioquic's NewReno with the window starting at IW_BYTES, registered
 under its own name (`register_congestion_control`), or aioquic's own "reno" unchanged when
@@ -79,6 +79,7 @@ async def main() -> None:
     ap.add_argument("--datagram", type=int, default=1200)
     ap.add_argument("--names", type=int, default=1)
     ap.add_argument("--size", type=int, default=1 << 20)
+    ap.add_argument("--retry", action="store_true", help="validate addresses with a Retry (RFC 9000 §8.1.2)")
     a = ap.parse_args()
     name = "reno" if a.iw == "default" else f"iw{a.iw}"
     if a.iw != "default":
@@ -87,7 +88,7 @@ async def main() -> None:
     config = QuicConfiguration(is_client=False, alpn_protocols=H3_ALPN, congestion_control_algorithm=name,
                                max_datagram_size=a.datagram, certificate=cert, private_key=key)
     Server.size = a.size
-    await serve(a.host, a.port, configuration=config, create_protocol=Server)
+    await serve(a.host, a.port, configuration=config, create_protocol=Server, retry=a.retry)
     print("ready", flush=True)
     await asyncio.Future()
 

@@ -253,6 +253,7 @@ SERVERS = {  # port: (IW bytes, extra arguments)
     4436: (12000, ["--names", "540"]),
     4435: (12000, ["--size", "3000"]),  # a response smaller than the window
     4437: ("default", []),  # aioquic as it comes
+    4438: (38400, ["--retry"]),  # validates addresses with a Retry (RFC 9000 §8.1.2)
 }
 GO_SERVER = HERE / "quic_go_server"  # quic-go's HTTP/3 server with its defaults (main.go)
 GO_PORT = 4440
@@ -384,6 +385,13 @@ def test_a_small_certificate_is_not_amplification_limited(lab):
     r = probe_from_client(4431)
     assert not r.amplification_limited and r.handshake["complete"]
     assert r.handshake["server_bytes"] < 3 * r.handshake["client_bytes"]
+
+
+@pytest.mark.netns
+def test_a_retry_first_is_reported_and_the_window_still_measured(lab):
+    r = probe_from_client(4438)
+    assert r.handshake["retry"] and not r.amplification_limited, r.line()
+    assert 38400 - 1200 < r.initial_window_bytes <= 38400
 
 
 @pytest.mark.netns

@@ -91,7 +91,8 @@ class QuicResult:
     amplification_limited: bool  # the handshake flight stopped at 3× the client's bytes
     handshake: dict  # before the client's 2nd flight: client_bytes, server_bytes, server_datagrams,
     # complete; acked_bytes: the server's handshake bytes the client had to acknowledge (0 unless the
-    # handshake was larger than the window; then the IW may include them, RFC 9002 §7.3.1)
+    # handshake was larger than the window; then the IW may include them, RFC 9002 §7.3.1); retry:
+    # the server validated the address with a Retry first (then it is never amplification-limited)
     transport_parameters: dict = field(default_factory=dict)  # the server's, as advertised
     transport: str = "quic"
     recording: dict = field(default_factory=dict, repr=False)  # packets seen, for replay (not in JSON)
@@ -107,6 +108,8 @@ class QuicResult:
         hs = self.handshake
         amp = ("amplification-limited" if self.amplification_limited
                else "complete" if hs["complete"] else "not at the limit")
+        if hs["retry"]:
+            amp = "a Retry first, then validated"
         if hs["acked_bytes"]:
             amp += (f"; larger than the window: {hs['acked_bytes']} B of it acknowledged, which the IW "
                     "may include")
@@ -210,6 +213,7 @@ class _Client:
         self.server_bytes = 0
         self.params: dict = {}
         self.acked_bytes = 0  # Initial and Handshake bytes of the server acknowledged (a handshake > cwnd)
+        self.retry = False  # the server answered the first Initial with a Retry
         self.closed = False
         self.events: list = []
 
@@ -258,7 +262,9 @@ class _Client:
 
         self.quic.receive_datagram(data, self.peer, now=time.monotonic())
         for event, d in self.rec.take():
-            if event == "packet_received":
+            if event == "packet_received" and d["header"]["packet_type"] == "retry":
+                self.retry = True  # RFC 9000 §8.1.2: the address is validated by the token it carries
+            elif event == "packet_received":
                 self.packets.append(Packet(at, index, d["header"]["packet_type"], d["header"]["packet_number"],
                                            d["raw"]["length"], tuple(Frame.from_qlog(f) for f in d["frames"])))
             elif event == "parameters_set" and d.get("owner") == "remote":
@@ -416,7 +422,7 @@ def _measure(c: _Client, min_gap: float) -> QuicResult:
         amplification_limited=hs.amplification_limited,
         handshake={"client_bytes": hs.client_bytes, "server_bytes": hs.server_bytes,
                    "server_datagrams": hs.server_datagrams, "complete": hs.complete,
-                   "acked_bytes": c.acked_bytes},
+                   "acked_bytes": c.acked_bytes, "retry": c.retry},
         transport_parameters=c.params,
         recording={"request_at": request_at, "gap": gap, "response_stream": sid,
                    "packets": [asdict(p) for p in c.packets]})
