@@ -74,6 +74,22 @@ def test_pacing_gaps_do_not_end_the_flight_but_twice_the_widest_does():
     assert fl.packets == 21 and not fl.lower_bound
 
 
+def test_a_pause_followed_by_more_of_the_flight_is_not_a_probe():
+    # the sender was descheduled for 150 ms, then sent five more: a PTO sends at most two
+    ps = (flight_of(5) + flight_of(5, start=0.164, first_number=6)
+          + [pkt(0.6, 11, frames=[Frame("stream", SID, 0, 1000)])])
+    fl = first_flight(ps, 0.0, MIN_PROBE_GAP, SID)
+    assert (fl.packets, fl.bytes) == (10, 12000) and fl.why.startswith("retransmission")
+
+
+def test_a_lone_packet_after_a_silence_waits_for_the_threshold_before_it_is_a_probe():
+    ps = flight_of(5) + [pkt(0.3, 6)]
+    fl = first_flight(ps, 0.0, MIN_PROBE_GAP, SID, now=0.35)
+    assert fl.ended_at is None and fl.pending_until == pytest.approx(0.4) and fl.packets == 5
+    fl = first_flight(ps, 0.0, MIN_PROBE_GAP, SID, now=0.41)
+    assert fl.ended_at == 0.3 and fl.packets == 5 and fl.why.startswith("probe after 286.0 ms")
+
+
 def test_the_wait_for_the_response_is_not_a_pto():
     ps = [pkt(0.002, 1, 300, frames=[Frame("stream", 3, 0, 20)])] + flight_of(5, start=0.3, first_number=2)
     fl = first_flight(ps, request_at=0.05, gap=MIN_PROBE_GAP, response_stream=SID)

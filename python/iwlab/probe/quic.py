@@ -393,11 +393,15 @@ def _measure(c: _Client, min_gap: float) -> QuicResult:
     # 3. the first flight, never acknowledged, up to the first retransmission or probe
     mad = c.params.get("max_ack_delay", 25) / 1000  # RFC 9000 §18.2 default
     gap = gap_for(rtt, mad, min_gap)
-    flight = first_flight(c.packets, request_at, gap, sid)
+    flight = first_flight(c.packets, request_at, gap, sid, now=c.now())
     response_rtt_seen = False
     while flight.ended_at is None and not c.closed:
-        got = c.recv(c.timeout)
+        pending = flight.pending_until is not None
+        got = c.recv(max(flight.pending_until - c.now(), 0) if pending else c.timeout)
         if got is None:
+            if pending:  # the silence after a lone packet outlasted the threshold: it was a probe
+                flight = first_flight(c.packets, request_at, gap, sid)
+                continue
             break
         if not response_rtt_seen:
             response_rtt_seen = True
@@ -407,7 +411,7 @@ def _measure(c: _Client, min_gap: float) -> QuicResult:
         for data, at, index in held:
             c.feed(data, at, index)
         held.clear()
-        flight = first_flight(c.packets, request_at, gap, sid)
+        flight = first_flight(c.packets, request_at, gap, sid, now=c.now())
     flight = first_flight(c.packets, request_at, gap, sid, closed=c.closed)
     if flight.packets == 0:
         raise ProbeError(f"{c.where()}: handshake complete, but no 1-RTT data within {c.timeout:g} s")

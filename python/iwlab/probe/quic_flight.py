@@ -34,11 +34,14 @@ The flight ends at the first packet that is a retransmission or a probe:
   while a pacer spreads the window over less than kInitialRtt (§7.7: a rate of at least
   cwnd/SRTT), so no pacing gap is as much as half a PTO. `gap_for` sets the threshold: at least
   `MIN_PROBE_GAP` (above the pacing gaps of kInitialRtt ≤ 125 ms, below the PTO of
-  kInitialRtt ≥ 50 ms), and twice the largest gap seen earlier in the flight.
+  kInitialRtt ≥ 50 ms), and twice the largest gap seen earlier in the flight. A PTO sends at most
+  two datagrams and then waits twice as long (§6.2.4, §6.2.1), so a silence followed by more
+  datagrams within the threshold is a pause of the sender (descheduled), not a probe.
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
@@ -46,6 +49,7 @@ ONE_RTT = "1RTT"
 NOT_ACK_ELICITING = frozenset({"ack", "padding", "connection_close"})
 SENT_ONCE = frozenset({"handshake_done", "new_connection_id", "new_token"})
 MIN_PROBE_GAP = 0.1  # seconds (see the module's docstring)
+PTO_DATAGRAMS = 2  # a PTO sends at most two datagrams (RFC 9002 §6.2.4)
 
 
 @dataclass(frozen=True)
@@ -105,6 +109,7 @@ class Flight:
     last_at: float | None = None  # arrival of the flight's last packet
     first_response_at: float | None = None  # first ack-eliciting packet after the request
     response_bytes: int = 0  # stream bytes of the response received in the flight
+    pending_until: float | None = None  # a packet after a silence: a probe unless more follow by then
 
     @property
     def pto_ms(self) -> float | None:
@@ -161,10 +166,14 @@ def datagram_sizes(packets: Iterable[Packet]) -> dict[int, int]:
 
 
 def first_flight(packets: Sequence[Packet], request_at: float, gap: float, response_stream: int,
-                 closed: bool = False) -> Flight:
+                 closed: bool = False, now: float = math.inf) -> Flight:
     """The first flight in `packets` (in arrival order). `request_at`: when the client's second
     flight (Finished and the request) went out; 1-RTT packets that arrived before it are 0.5-RTT
-    data. `gap`: `gap_for`'s threshold. `closed`: the server closed the connection after these."""
+    data. `gap`: `gap_for`'s threshold. `closed`: the server closed the connection after these.
+    `now`: how long the client has listened (a recording: to the end). A packet after a silence is
+    a probe only if at most `PTO_DATAGRAMS` datagrams follow it within `gap` (RFC 9002 §6.2.4: a PTO
+    sends one or two, then waits twice as long); more are a sender that paused — descheduled, or
+    its application late — and count. Until `gap` has passed after it, the flight is `pending`."""
     fl = Flight()
     sizes = datagram_sizes(packets)
     seen = _Seen()
@@ -172,7 +181,7 @@ def first_flight(packets: Sequence[Packet], request_at: float, gap: float, respo
     last: float | None = None  # arrival of the previous ack-eliciting 1-RTT packet
     widest = 0.0  # the largest gap between ack-eliciting packets after the request (pacing)
     fin = False
-    for p in packets:
+    for i, p in enumerate(packets):
         fl.max_datagram_size = max(fl.max_datagram_size, sizes[p.datagram])
         if p.space != ONE_RTT or not p.ack_eliciting:
             continue
@@ -186,10 +195,17 @@ def first_flight(packets: Sequence[Packet], request_at: float, gap: float, respo
         after_request = p.at >= request_at
         if after_request and last is not None and last >= request_at:
             if p.at - last >= max(gap, 2 * widest):
-                fl.ended_at, fl.lower_bound = p.at, False
-                fl.why = f"probe after {(p.at - last) * 1000:.1f} ms of silence (PTO)"
-                break
-            widest = max(widest, p.at - last)
+                burst = {q.datagram for q in packets[i:] if q.space == ONE_RTT and q.ack_eliciting
+                         and q.at < p.at + gap}
+                if len(burst) <= PTO_DATAGRAMS and now < p.at + gap:
+                    fl.pending_until = p.at + gap  # wait: a probe, or a pause before more of the flight
+                    break
+                if len(burst) <= PTO_DATAGRAMS:
+                    fl.ended_at, fl.lower_bound = p.at, False
+                    fl.why = f"probe after {(p.at - last) * 1000:.1f} ms of silence (PTO)"
+                    break
+            else:
+                widest = max(widest, p.at - last)
         seen.add(p.frames)
         fl.bytes += p.size
         fl.packets += 1
