@@ -15,12 +15,12 @@ from typing import Annotated, NoReturn, Optional
 
 import typer
 
-__all__ = ["user_errors", "fail", "load_scenario", "SetOption", "ScenarioArg", "SeedOption"]
+__all__ = ["user_errors", "fail", "error", "load_scenario", "SetOption", "ScenarioArg", "SeedOption"]
 
 SetOption = Annotated[
     Optional[list[str]],
     typer.Option("--set", metavar="PATH=VALUE",
-                 help="Override a field, repeatable: --set apps\\[0].count=32 --set topology.bottleneck.rate=2Mbps "
+                 help="Override a field, repeatable: --set apps[0].count=32 --set topology.bottleneck.rate=2Mbps "
                       "(values are TOML literals; bare text is a string)."),
 ]
 ScenarioArg = Annotated[str, typer.Argument(metavar="SCENARIO", help="A scenario file (TOML) or a preset name.")]
@@ -28,10 +28,15 @@ SeedOption = Annotated[Optional[int], typer.Option("--seed", min=0, help="Seed o
                                                                           "(default: the scenario's).")]
 
 
-def fail(message: str) -> NoReturn:
-    """Prints `error: message` on stderr (one line) and exits with status 2."""
-    typer.echo(f"error: {' '.join(message.split())}", err=True)
-    raise typer.Exit(2)
+def error(message: object) -> None:
+    """Prints `error: message` on stderr, on one line: the one form of every command's errors."""
+    typer.echo(f"error: {' '.join(str(message).split())}", err=True)
+
+
+def fail(message: str, code: int = 2) -> NoReturn:
+    """Prints `error: message` on stderr (one line) and exits with status `code` (2: bad input)."""
+    error(message)
+    raise typer.Exit(code)
 
 
 @contextmanager

@@ -10,19 +10,20 @@ from typing import Any, Optional
 import typer
 
 H_NETNS = "network namespace (/run/netns/NAME); default: the root namespace"
-H_STATE = "SQLite state file"
+H_STATE = ("SQLite state file (default: /var/lib/iwlab/deploy.sqlite; with --netns NAME, "
+           "/var/lib/iwlab/netns/NAME/deploy.sqlite)")
 H_JSON = "print JSON instead of text"
 H_HOST = "this host's name in status, metrics and exported evidence (default: the hostname)"
 H_FLOW_IW = ("cgroup whose applications set per-flow IWs (size-based routes): apply attaches iwlab's eBPF "
              "programs there, rollback detaches them (docs/deploy.md, Per-flow IW)")
-H_FORCE = "deploy an IW outside 1…100 segments (a typo such as 1000 for 10 is refused otherwise)"
+H_FORCE = "write an IW outside 1…100 segments (a typo such as 1000 for 10 is refused otherwise)"
 MAX_TRY_SECONDS = 7 * 86400.0  # a trial longer than a week is a forgotten one, not a trial
-DEFAULT_STATE = "/var/lib/iwlab/deploy.sqlite"  # = iwlab.deploy.state.DEFAULT_STATE (not imported: start-up time)
 
 
-def _fail(e: BaseException, usage: bool | None = None) -> None:
-    typer.echo(f"iwlab: {e}", err=True)
-    raise typer.Exit(2 if (usage if usage is not None else getattr(e, "usage", False)) else 1)
+def _fail(e: BaseException | str, usage: bool | None = None) -> None:
+    from iwlab.cli.common import fail
+
+    fail(str(e), 2 if (usage if usage is not None else getattr(e, "usage", False)) else 1)
 
 
 class _Errors:
@@ -57,6 +58,13 @@ def _load(policy: Path):
     return load_policy(policy)
 
 
+def _state(state: Optional[Path], netns: Optional[str]) -> Path:
+    """--state, or the namespace's own file (`iwlab.deploy.state.default_state`)."""
+    from iwlab.deploy.state import default_state
+
+    return default_state(netns) if state is None else state
+
+
 def _open(netns: Optional[str], state: Path, create: bool = True):
     from iwlab.deploy import netlink
     from iwlab.deploy.state import State
@@ -82,7 +90,7 @@ def _print(out: dict[str, Any], as_json: bool, text: str) -> None:
 def plan_cmd(policy: Path = typer.Argument(..., help="policy file (TOML; docs/deploy.md)"),
              netns: Optional[str] = typer.Option(None, "--netns", help=H_NETNS),
              flow_iw_cgroup: Optional[str] = typer.Option(None, "--flow-iw-cgroup", help=H_FLOW_IW),
-             state: Path = typer.Option(DEFAULT_STATE, "--state", help=H_STATE),
+             state: Optional[Path] = typer.Option(None, "--state", help=H_STATE),
              force: bool = typer.Option(False, "--force", help=H_FORCE),
              as_json: bool = typer.Option(False, "--json", help=H_JSON)) -> None:
     """Show exactly which routes `apply` would change, and change nothing."""
@@ -90,6 +98,7 @@ def plan_cmd(policy: Path = typer.Argument(..., help="policy file (TOML; docs/de
     from iwlab.deploy.state import State
 
     with _Errors():
+        state = _state(state, netns)
         pf = _load(policy)
         p = ops.plan(pf, netns, state, force=force)
         pending = State(state).generations(netns, ("pending",)) if state.exists() else []
@@ -109,7 +118,7 @@ def apply_cmd(policy: Optional[Path] = typer.Argument(None, help="policy file (T
               confirm: bool = typer.Option(False, "--confirm", help="keep the change a running --try made"),
               netns: Optional[str] = typer.Option(None, "--netns", help=H_NETNS),
               flow_iw_cgroup: Optional[str] = typer.Option(None, "--flow-iw-cgroup", help=H_FLOW_IW),
-              state: Path = typer.Option(DEFAULT_STATE, "--state", help=H_STATE),
+              state: Optional[Path] = typer.Option(None, "--state", help=H_STATE),
               verify_probe: Optional[str] = typer.Option(None, "--verify-probe", metavar="TARGET",
                                                          help="then probe TARGET (docs/probe.md) and exit 1 unless "
                                                               "its IW equals the route's initcwnd"),
@@ -121,6 +130,7 @@ def apply_cmd(policy: Optional[Path] = typer.Argument(None, help="policy file (T
     from iwlab.deploy import apply, ops
 
     with _Errors():
+        state_given, state = state, _state(state, netns)
         if confirm:
             if policy is not None or try_ is not None:
                 _fail("--confirm takes no policy file and no --try", usage=True)
@@ -149,7 +159,7 @@ def apply_cmd(policy: Optional[Path] = typer.Argument(None, help="policy file (T
             hook = _flow_iw(lambda fi: fi.apply_hook(pf, flow_iw_cgroup))
         except Exception:
             if gid is not None:  # all or nothing: the routes of this apply go back too
-                ops.rollback(netns, state)
+                ops.rollback(netns, state, force=force)
             raise
         text = p.describe() if gid is None else f"applied (generation {gid}): " + p.describe()
         if hook:
@@ -162,9 +172,9 @@ def apply_cmd(policy: Optional[Path] = typer.Argument(None, help="policy file (T
             verify_after_apply(verify_probe, netns, probe_netns)
         if gid is not None and seconds is not None:
             typer.echo(f"trying for {seconds:g} s: run `iwlab apply --confirm{' --netns ' + netns if netns else ''}"
-                       f"{' --state ' + str(state) if str(state) != DEFAULT_STATE else ''}` to keep it", err=True)
+                       f"{' --state ' + str(state) if state_given is not None else ''}` to keep it", err=True)
             ipr, st = _open(netns, state)
-            if apply.wait_for_confirmation(ipr, st, netns, gid, seconds):
+            if apply.wait_for_confirmation(ipr, st, netns, gid, seconds, force=force):
                 typer.echo("confirmed: the change stays")
             else:
                 typer.echo(f"not confirmed: generation {gid} reverted")
@@ -173,13 +183,15 @@ def apply_cmd(policy: Optional[Path] = typer.Argument(None, help="policy file (T
 
 def rollback_cmd(netns: Optional[str] = typer.Option(None, "--netns", help=H_NETNS),
                  flow_iw_cgroup: Optional[str] = typer.Option(None, "--flow-iw-cgroup", help=H_FLOW_IW),
-                 state: Path = typer.Option(DEFAULT_STATE, "--state", help=H_STATE),
+                 state: Optional[Path] = typer.Option(None, "--state", help=H_STATE),
+                 force: bool = typer.Option(False, "--force", help="restore an IW outside 1…100 segments that an "
+                                            "earlier `apply --force` wrote"),
                  as_json: bool = typer.Option(False, "--json", help=H_JSON)) -> None:
-    """Restore the routes as they were before the last apply (or watcher change)."""
+    """Restore the routes as they were before the last apply (and the watcher's changes since)."""
     from iwlab.deploy import ops
 
     with _Errors():
-        out = ops.rollback(netns, state)
+        out = ops.rollback(netns, _state(state, netns), force=force)
         hook = _flow_iw(lambda fi: fi.rollback_hook(flow_iw_cgroup))
         msg = out.message + (f"\nper-flow IW: programs detached from cgroup {flow_iw_cgroup}" if hook else "")
         _print({"generation": out.generation, "edits": out.edits, "message": out.message, "flow_iw": hook}, as_json, msg)
@@ -203,9 +215,12 @@ def watch_cmd(ctx: typer.Context,
               cgroup: Optional[str] = typer.Option(None, "--cgroup", help="the watched service's cgroup (a name "
                                                    "below the cgroup2 mount, e.g. the flow-iw cgroup): bpf source"),
               netns: Optional[str] = typer.Option(None, "--netns", help=H_NETNS),
-              state: Path = typer.Option(DEFAULT_STATE, "--state", help=H_STATE),
-              host_label: Optional[str] = typer.Option(None, "--host-label", help=H_HOST)) -> None:
-    """Run the watcher in the foreground (Ctrl-C or SIGTERM stops it)."""
+              state: Optional[Path] = typer.Option(None, "--state", help=H_STATE),
+              host_label: Optional[str] = typer.Option(None, "--host-label", help=H_HOST),
+              force: bool = typer.Option(False, "--force", help=H_FORCE)) -> None:
+    """Run the watcher in the foreground (Ctrl-C or SIGTERM stops it). Bad configuration (a
+    policy file, a missing --cgroup, an IW out of bounds) exits 2, which the systemd units do
+    not restart on."""
     if ctx.invoked_subcommand is not None:
         return
     import logging
@@ -215,6 +230,7 @@ def watch_cmd(ctx: typer.Context,
     logging.basicConfig(format="iwlab watch: %(message)s", level=logging.WARNING)  # stderr (journald)
 
     with _Errors():
+        state = _state(state, netns)
         if not 0.001 <= interval <= 3600:  # also NaN and inf
             _fail(f"--interval = {interval}: allowed 0.001 to 3600 (seconds)", usage=True)
         if source not in ("auto", "bpf", "poll"):
@@ -229,7 +245,7 @@ def watch_cmd(ctx: typer.Context,
             _fail(f"--duration = {duration}: allowed a number of seconds > 0 and at most one year", usage=True)
         ipr, st = _open(netns, state)
         if policy is None:  # the policy is the last applied one: finish an interrupted command first
-            for note in watch.recover(ipr, st, netns):
+            for note in watch.recover(ipr, st, netns, force):
                 typer.echo(note, err=True)
         pf = _load(policy) if policy is not None else watch.applied_policy(st, netns)
         addr = None
@@ -245,11 +261,12 @@ def watch_cmd(ctx: typer.Context,
             # `--record` writes every event: a line per connection then, no sums
             evidence, fallback = evidence_bpf.start(source, cgroup, pf if record is None else None)
         except evidence_bpf.BpfUnavailable as e:
-            _fail(f"--source = bpf: {e}")
+            _fail(f"--source = bpf: {e}", usage=e.usage)
         try:
             w = watch.Watcher(ipr, st, netns, pf, interval=interval, metrics_addr=addr,
                               record=None if record is None else str(record), evidence=evidence,
-                              host=_host(host_label))
+                              host=_host(host_label), force=force,
+                              evidence_info=evidence_bpf.describe(evidence, source, fallback))
         except BaseException:
             if evidence is not None:
                 evidence.close()
@@ -264,7 +281,7 @@ def watch_cmd(ctx: typer.Context,
 
 @watch_app.command("status")
 def watch_status_cmd(netns: Optional[str] = typer.Option(None, "--netns", help=H_NETNS),
-                     state: Path = typer.Option(DEFAULT_STATE, "--state", help=H_STATE),
+                     state: Optional[Path] = typer.Option(None, "--state", help=H_STATE),
                      host_label: Optional[str] = typer.Option(None, "--host-label", help=H_HOST),
                      as_json: bool = typer.Option(False, "--json", help=H_JSON)) -> None:
     """Per-prefix state: IW now, evidence, since when, why (--json: schema in docs/deploy.md)."""
@@ -274,7 +291,7 @@ def watch_status_cmd(netns: Optional[str] = typer.Option(None, "--netns", help=H
     with _Errors():
         from iwlab.deploy import netlink
 
-        st = State(state, create=False)
+        st = State(_state(state, netns), create=False)
         netlink.check_namespace(netns)
         with netlink.open_ipr(netns) as ipr:  # the routes are the truth about the IW now
             out = watch.status(st, netns, ipr, host=_host(host_label))
@@ -289,7 +306,7 @@ def _host(label: Optional[str]) -> Optional[str]:
 
 @watch_app.command("export-evidence")
 def export_evidence_cmd(netns: Optional[str] = typer.Option(None, "--netns", help=H_NETNS),
-                        state: Path = typer.Option(DEFAULT_STATE, "--state", help=H_STATE),
+                        state: Optional[Path] = typer.Option(None, "--state", help=H_STATE),
                         since: float = typer.Option(0.0, "--since", help="only evidence seen at or after this time "
                                                     "(seconds since the epoch)"),
                         host_label: Optional[str] = typer.Option(None, "--host-label", help=H_HOST)) -> None:
@@ -301,7 +318,7 @@ def export_evidence_cmd(netns: Optional[str] = typer.Option(None, "--netns", hel
     with _Errors():
         if not 0 <= since < 1e11:  # also NaN and inf
             _fail(f"--since = {since}: allowed seconds since the epoch, >= 0", usage=True)
-        st = State(state, create=False)
+        st = State(_state(state, netns), create=False)
         for rec in evidence.export(st, netns, evidence.host_label(_host(host_label)), since):
             typer.echo(json.dumps(rec, sort_keys=True))
 
@@ -310,7 +327,7 @@ def export_evidence_cmd(netns: Optional[str] = typer.Option(None, "--netns", hel
 def import_evidence_cmd(file: Path = typer.Argument(..., help="JSON lines of `iwlab watch export-evidence` "
                                                      "(- for stdin)"),
                         netns: Optional[str] = typer.Option(None, "--netns", help=H_NETNS),
-                        state: Path = typer.Option(DEFAULT_STATE, "--state", help=H_STATE),
+                        state: Optional[Path] = typer.Option(None, "--state", help=H_STATE),
                         policy: Optional[Path] = typer.Option(None, "--policy", help="policy file whose routes the "
                                                               "evidence must match (default: the one last applied)"),
                         as_json: bool = typer.Option(False, "--json", help=H_JSON)) -> None:
@@ -322,6 +339,7 @@ def import_evidence_cmd(file: Path = typer.Argument(..., help="JSON lines of `iw
     from iwlab.deploy.state import State
 
     with _Errors():
+        state = _state(state, netns)
         if str(file) == "-":
             records = evidence.parse(sys.stdin, "<stdin>")
         else:

@@ -19,17 +19,19 @@ flow_iw = typer.Typer(name="flow-iw", no_args_is_help=True,
 
 
 def _fail(e: Exception) -> None:
-    typer.echo(f"iwlab flow-iw: {e}", err=True)
-    raise typer.Exit(2 if getattr(e, "usage", False) or isinstance(e, (ValueError, LookupError)) else 1)
+    from iwlab.cli.common import fail
+
+    fail(str(e), 2 if getattr(e, "usage", False) or isinstance(e, (ValueError, LookupError)) else 1)
 
 
 def _call(fn, *args, **kw) -> Any:
     from iwlab.deploy.flow_iw import FlowIwError
     from iwlab.deploy.flow_iw_marks import MarksError
+    from iwlab.deploy.netlink import NetlinkError
 
     try:
         return fn(*args, **kw)
-    except (FlowIwError, MarksError, ValueError, LookupError, OSError) as e:
+    except (FlowIwError, MarksError, NetlinkError, ValueError, LookupError, OSError) as e:
         _fail(e)
 
 
@@ -187,12 +189,14 @@ def _marks_text(s: dict) -> str:
 @marks.command("install")
 def marks_install(policy: Path = typer.Option(..., "--policy", help="policy file (its size-based routes)"),
                   netns: Optional[str] = typer.Option(None, "--netns", help=H_NETNS),
+                  force: bool = typer.Option(False, "--force", help="write routes with an initcwnd outside "
+                                             "1…100 segments (refused otherwise)"),
                   as_json: bool = typer.Option(False, "--json", help=H_JSON)) -> None:
     """One rule and one route per IW MinIW…V of each size-based route (root). Idempotent."""
     from iwlab.deploy import flow_iw_marks as m
     from iwlab.deploy.flow_iw_app import FlowSizePolicy
 
-    out = _call(lambda: m.install(FlowSizePolicy(policy).file, netns))
+    out = _call(lambda: m.install(FlowSizePolicy(policy).file, netns, force))
     _print(out, as_json, _marks_text(out))
 
 

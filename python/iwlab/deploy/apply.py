@@ -19,7 +19,7 @@ import time
 from dataclasses import dataclass
 
 from iwlab.deploy import netlink
-from iwlab.deploy.netlink import KRoute, NetlinkError
+from iwlab.deploy.netlink import IwBoundError, KRoute, NetlinkError
 from iwlab.deploy.plan import Edit, Plan
 from iwlab.deploy.state import State
 
@@ -36,13 +36,25 @@ class Outcome:
     message: str
 
 
-def _set(ipr, current: KRoute | None, target: KRoute | None) -> None:
+def _set(ipr, current: KRoute | None, target: KRoute | None, force: bool = False) -> None:
     """Makes the route with this key read back as `target` (None: absent)."""
     if target is None:
         if current is not None:
             netlink.delete(ipr, current)
     else:
-        netlink.write(ipr, target)
+        netlink.write(ipr, target, force)
+
+
+def check_plan(plan: Plan, where: str, force: bool = False) -> None:
+    """The IW bound of every route the plan would write (`netlink.check_iw`, the check the route
+    writer makes), before the first is touched or journaled: a refused plan changes nothing.
+    `where` names the policy file or the command in the message."""
+    for e in plan.edits:
+        if e.new is not None:
+            try:
+                netlink.check_iw(e.new.dst, e.new.proto, e.new.metrics, force)
+            except IwBoundError as err:
+                raise IwBoundError(f"{where}: prefix {e.prefix!r}: {err}") from None
 
 
 def _pause(done: int) -> None:
@@ -72,25 +84,26 @@ def _managed_after(state: State, netns: str | None, edits: list[Edit]) -> dict:
 
 
 def execute(ipr, state: State, plan: Plan, source: str, reason: str | None = None,
-            try_deadline: float | None = None) -> int | None:
+            try_deadline: float | None = None, force: bool = False) -> int | None:
     """Runs the plan's edits as one generation; returns its id (None: nothing to change).
-    The caller holds `state.lock()`."""
+    The caller holds `state.lock()`. `force`: initcwnd beyond the bound (`check_plan`)."""
     if not plan.edits:
         return None
+    check_plan(plan, plan.policy_path or source, force)
     edits = list(plan.edits)
     gid = state.begin_generation(plan.netns, source, [_journal(e) for e in edits], plan.policy_path,
                                  plan.policy_text, plan.policy_sha, reason)
     done: list[Edit] = []
     try:
         for e in edits:
-            _set(ipr, e.old, e.new)
+            _set(ipr, e.old, e.new, force)
             done.append(e)
             _pause(len(done))
     except BaseException as first:
         problems = []
         for e in reversed(done):
             try:
-                _set(ipr, netlink.find(ipr, e.key, (e.new or e.old).table), e.old)
+                _set(ipr, netlink.find(ipr, e.key, (e.new or e.old).table), e.old, force=True)  # as it was
             except Exception as undo:  # keep undoing the rest; report what could not be undone
                 problems.append(str(undo))
         if problems:  # the journal stays pending: the next command retries the undo
@@ -106,7 +119,8 @@ def execute(ipr, state: State, plan: Plan, source: str, reason: str | None = Non
     return gid
 
 
-def _undo(ipr, state: State, netns: str | None, gids: list[int], source: str, reason: str) -> int | None:
+def _undo(ipr, state: State, netns: str | None, gids: list[int], source: str, reason: str,
+          force: bool = False) -> int | None:
     """Restores every route the generations `gids` touched to its form before the first of
     them, as one new generation (journaled like any other)."""
     target: dict[str, tuple[str, KRoute | None, int]] = {}
@@ -120,24 +134,27 @@ def _undo(ipr, state: State, netns: str | None, gids: list[int], source: str, re
         cur = netlink.find(ipr, key, table)
         if not netlink.same(cur, old):
             undo.append(Edit(key, prefix, cur, old, reason))
-    return execute(ipr, state, Plan(netns, tuple(undo)), source, reason)
+    return execute(ipr, state, Plan(netns, tuple(undo)), source, reason, force=force)
 
 
-def _undo_generation(ipr, state: State, netns: str | None, gid: int, source: str, reason: str) -> int | None:
-    return _undo(ipr, state, netns, [gid], source, reason)
+def _undo_generation(ipr, state: State, netns: str | None, gid: int, source: str, reason: str,
+                     force: bool = False) -> int | None:
+    return _undo(ipr, state, netns, [gid], source, reason, force)
 
 
-def recover(ipr, state: State, netns: str | None) -> list[str]:
+def recover(ipr, state: State, netns: str | None, force: bool = False) -> list[str]:
     """Finishes what a killed process left: pending generations are undone (all old), expired
-    unconfirmed trials rolled back. Returns what was done, for the user."""
+    unconfirmed trials rolled back. Returns what was done, for the user. `force`: the command's
+    `--force` (a route iwlab restores is bounded as any it writes)."""
     notes = []
     for g in state.generations(netns, ("pending",)):
-        _undo_generation(ipr, state, netns, g["id"], "recover", f"generation {g['id']} was interrupted")
+        _undo_generation(ipr, state, netns, g["id"], "recover", f"generation {g['id']} was interrupted", force)
         state.set_status(g["id"], "aborted")
         notes.append(f"recovered: generation {g['id']} ({g['source']}) was interrupted; its routes are back as before it")
     for g in state.generations(netns, ("trial",)):
         if g["try_deadline"] is not None and g["try_deadline"] < time.time():
-            _undo_generation(ipr, state, netns, g["id"], "rollback", f"--try of generation {g['id']} not confirmed")
+            _undo_generation(ipr, state, netns, g["id"], "rollback", f"--try of generation {g['id']} not confirmed",
+                             force)
             state.set_status(g["id"], "rolled_back")
             notes.append(f"reverted: the --try of generation {g['id']} was not confirmed before its deadline")
     if notes:
@@ -145,9 +162,11 @@ def recover(ipr, state: State, netns: str | None) -> list[str]:
     return notes
 
 
-def rollback(ipr, state: State, netns: str | None) -> Outcome:
+def rollback(ipr, state: State, netns: str | None, force: bool = False) -> Outcome:
     """Restores the routes as they were before the last `iwlab apply` in `netns`: undoes that
-    apply and every watcher change made since, as one generation."""
+    apply and every watcher change made since, as one generation. A route iwlab restores to
+    an IW it wrote itself beyond the bound (an earlier `apply --force`) needs `force` again;
+    originals, as iwlab found them, are restored whatever their IW."""
     active = [g for g in state.generations(netns, ACTIVE) if g["source"] in ("apply", "watch")]
     applies = [g for g in active if g["source"] == "apply"]
     if not active:
@@ -156,7 +175,7 @@ def rollback(ipr, state: State, netns: str | None) -> Outcome:
     gens = [g for g in active if g["id"] >= first]
     n = sum(len(state.edits(g["id"])) for g in gens)
     gid = _undo(ipr, state, netns, [g["id"] for g in gens], "rollback",
-                f"rollback of generation(s) {', '.join(str(g['id']) for g in gens)}")
+                f"rollback of generation(s) {', '.join(str(g['id']) for g in gens)}", force)
     for g in gens:
         state.set_status(g["id"], "rolled_back")
     _forget_originals(ipr, state, netns)
@@ -188,7 +207,7 @@ def confirm(state: State, netns: str | None) -> Outcome:
 
 
 def wait_for_confirmation(ipr, state: State, netns: str | None, gid: int, seconds: float,
-                          poll: float = 0.2) -> bool:
+                          poll: float = 0.2, force: bool = False) -> bool:
     """Waits until generation `gid` is confirmed (`iwlab apply --confirm`) or `seconds` pass;
     reverts it in the latter case. True if confirmed."""
     deadline = time.time() + seconds
@@ -201,7 +220,7 @@ def wait_for_confirmation(ipr, state: State, netns: str | None, gid: int, second
         row = state.db.execute("SELECT status FROM generations WHERE id = ?", (gid,)).fetchone()
         if row["status"] != "trial":
             return row["status"] == "applied"
-        _undo_generation(ipr, state, netns, gid, "rollback", f"--try of generation {gid} not confirmed")
+        _undo_generation(ipr, state, netns, gid, "rollback", f"--try of generation {gid} not confirmed", force)
         state.set_status(gid, "rolled_back")
         _forget_originals(ipr, state, netns)
     return False
@@ -209,17 +228,20 @@ def wait_for_confirmation(ipr, state: State, netns: str | None, gid: int, second
 
 def apply_policy(ipr, state: State, netns: str | None, pf, iw_for, *, dry_run: bool = False, source: str = "apply",
                  reason: str | None = None, only: set[str] | None = None,
-                 try_deadline: float | None = None) -> tuple[Plan, int | None, list[str]]:
+                 try_deadline: float | None = None, force: bool = False) -> tuple[Plan, int | None, list[str]]:
     """The one path from a policy file (and an IW function: a Decider's) to the routes, used
-    by `iwlab plan`, `iwlab apply` and the watcher: recover, compute the plan, execute it."""
+    by `iwlab plan`, `iwlab apply` and the watcher: recover, compute the plan, execute it.
+    Every IW is bounded (`check_plan`) unless `force`; the dry run checks as `apply` would."""
     from iwlab.deploy import plan as planning
 
     if dry_run:
-        return planning.compute(ipr, pf, iw_for, state.managed(netns), netns, only=only, why=reason), None, []
-    with state.lock():
-        notes = recover(ipr, state, netns)
         p = planning.compute(ipr, pf, iw_for, state.managed(netns), netns, only=only, why=reason)
-        gid = execute(ipr, state, p, source, reason, try_deadline)
+        check_plan(p, p.policy_path or source, force)
+        return p, None, []
+    with state.lock():
+        notes = recover(ipr, state, netns, force)
+        p = planning.compute(ipr, pf, iw_for, state.managed(netns), netns, only=only, why=reason)
+        gid = execute(ipr, state, p, source, reason, try_deadline, force)
     return p, gid, notes
 
 
@@ -235,10 +257,8 @@ def decider_for(state: State, netns: str | None, pf):
     return Decider(pf)
 
 
-def iw_function(state: State, netns: str | None, pf, force: bool = False):
-    """IW (segments) of each policy prefix by the file's Decider, checked against the bounds
-    `iwlab.deploy.plan.checked_iw` enforces unless `force`."""
-    from iwlab.deploy.plan import checked_iw, fresh_iw_for
+def iw_function(state: State, netns: str | None, pf):
+    """IW (segments) of each policy prefix by the file's Decider (resumed as `decider_for` says)."""
+    from iwlab.deploy.plan import fresh_iw_for
 
-    iw_for = fresh_iw_for(decider_for(state, netns, pf))
-    return iw_for if force else checked_iw(pf, iw_for)
+    return fresh_iw_for(decider_for(state, netns, pf))

@@ -62,7 +62,14 @@ def prefix_args(pf) -> list[str]:
 
 
 class BpfUnavailable(RuntimeError):
-    """The bpf source cannot run here; the message says why (the watcher falls back to polling)."""
+    """The bpf source cannot run here; the message says why (the watcher falls back to polling).
+    `usage`: the configuration is wrong (no such cgroup, not root, no iwlab-bpf): `iwlab watch
+    --source bpf` exits 2, which the systemd units do not restart on; else the kernel or the
+    reader failed (exit 1, restarted)."""
+
+    def __init__(self, message: str, usage: bool = False):
+        super().__init__(message)
+        self.usage = usage
 
 
 def sock(rec: dict[str, Any]) -> sockdiag.TcpSock:
@@ -138,11 +145,12 @@ class BpfEvidence:
     def __init__(self, cgroup: str, batch_ms: int = 5, prefixes: list[str] | None = None, summary_ms: int = 200):
         try:
             cg = flow_iw.cgroup_dir(cgroup)
+            if not cg.is_dir():
+                raise BpfUnavailable(f"--cgroup = {cgroup!r}: {cg} does not exist (`iwlab flow-iw attach` or the "
+                                     "service's unit makes it)", usage=True)
             exe = flow_iw.binary()
-        except flow_iw.FlowIwError as e:
-            raise BpfUnavailable(str(e)) from None
-        if not cg.is_dir():
-            raise BpfUnavailable(f"cgroup {cg} does not exist (`iwlab flow-iw attach` or the service's unit makes it)")
+        except flow_iw.FlowIwError as e:  # a bad cgroup name, no iwlab-bpf binary
+            raise BpfUnavailable(str(e), usage=True) from None
         env = {**os.environ, "IWLAB_EVIDENCE_PARENT": str(os.getpid())}
         args = [str(exe), "evidence", "--cgroup", str(cg), "--batch-ms", str(batch_ms)]
         if prefixes:
@@ -232,7 +240,7 @@ def start(source: str, cgroup: str | None, pf=None) -> tuple[BpfEvidence | None,
     only line."""
     if source == "poll":
         return None, None
-    why = None
+    why, usage = None, True
     if cgroup is None:
         why = "no --cgroup (the cgroup of the watched service) given"
     elif os.geteuid() != 0:
@@ -241,8 +249,25 @@ def start(source: str, cgroup: str | None, pf=None) -> tuple[BpfEvidence | None,
         try:
             return BpfEvidence(cgroup, prefixes=None if pf is None else prefix_args(pf)), None
         except BpfUnavailable as e:
-            why = str(e)
+            why, usage = str(e), e.usage
     if source == "bpf":
-        raise BpfUnavailable(why)
-    return None, f"evidence source: poll (sock_diag destroy events + INET_DIAG polls), bpf unavailable: {why}"
+        raise BpfUnavailable(why, usage)
+    return None, f"{FALLBACK}{why}"
+
+
+FALLBACK = "evidence source: poll (sock_diag destroy events + INET_DIAG polls), bpf unavailable: "
+
+
+def describe(evidence: BpfEvidence | None, requested: str, fallback: str | None) -> dict[str, Any]:
+    """Which evidence source is live and why, for `iwlab watch status` (`evidence`) and the
+    `iwlab_evidence_source` metric: `degraded` when `--source auto` fell back to polling, which
+    misses IW losses of connections that recover between two polls (docs/deploy.md)."""
+    if evidence is not None:
+        return {"source": "bpf", "requested": requested, "degraded": False,
+                "why": f"eBPF sock_ops on cgroup {evidence.cgroup}: every initial-window retransmission"}
+    if fallback is None:
+        return {"source": "poll", "requested": requested, "degraded": False,
+                "why": "--source poll: sock_diag destroy events + INET_DIAG polls"}
+    return {"source": "poll", "requested": requested, "degraded": True,
+            "why": "bpf unavailable: " + fallback.removeprefix(FALLBACK)}
 

@@ -207,7 +207,7 @@ def _remove_empty_dirs(d: Path, stop: Path) -> None:
 
 def enter(cgroup: str | None = None, netns: str | None = None) -> None:
     """Moves this process into cgroup NAME and network namespace NETNS. Not `ip netns exec`:
-    that remounts /sys, and the cgroup2 tree is then out of sight (MACHINE-NOTES)."""
+    that remounts /sys, and the cgroup2 tree is then out of sight (iproute2 `ip netns exec` mounts a new sysfs for the namespace)."""
     if netns is not None:
         path = Path("/run/netns") / netns
         if not path.exists():

@@ -146,10 +146,16 @@ def show(netns: str | None = None) -> dict[str, Any]:
     return {"rules": sorted(rules, key=lambda x: x["table"]), "routes": sorted(routes, key=lambda x: (x["table"], x["prefix"]))}
 
 
-def install(policy_file, netns: str | None = None) -> dict[str, Any]:
+def install(policy_file, netns: str | None = None, force: bool = False) -> dict[str, Any]:
     """Writes the rules and routes of `plan`; idempotent; all or nothing (what this call added
-    is removed again if a later step fails); every route is read back."""
+    is removed again if a later step fails); every route is read back. Each route goes through
+    `netlink.replace`, whose bound on initcwnd (1…MAX_IW_SEGMENTS unless `force`) every IW of
+    the file is checked against before the first rule is added."""
+    from iwlab.deploy import netlink
+
     entries = plan(policy_file, netns)
+    for e in entries:  # the writer's own check, before anything is written: all or nothing
+        netlink.check_iw(e["prefix"], PROTO, {"initcwnd": e["iw"]}, force)
     if not entries:
         raise MarksError(f"{policy_file.source}: no route uses a size-based policy", usage=True)
     added: list[tuple[str, dict]] = []
@@ -165,7 +171,7 @@ def install(policy_file, netns: str | None = None) -> dict[str, Any]:
                     have_rules.add((fam, e["mark"]))
                 route = dict(dst=e["prefix"], table=e["table"], proto=PROTO, metrics={"initcwnd": e["iw"]},
                              **{k: e[k] for k in ("gateway", "oif") if e[k] is not None})
-                ipr.route("replace", **route)
+                netlink.replace(ipr, force, **route)
                 added.append(("route", route))
                 back = ipr.route("get", dst=str(ipaddress.ip_network(e["prefix"])[0]), table=e["table"])
                 if not back:

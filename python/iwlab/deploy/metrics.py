@@ -1,5 +1,5 @@
 """Prometheus metrics of `iwlab watch --metrics ADDR` (prometheus_client, its own registry):
-connections seen, IW-loss events, retransmitted and sent data segments (their ratio is the
+the evidence source (bpf, or poll and why), connections seen, IW-loss events, retransmitted and sent data segments (their ratio is the
 retransmission rate; also exported directly), handshake RTT, the IW per prefix, decisions,
 evidence imported from other hosts.
 
@@ -34,6 +34,9 @@ class Metrics:
         self.decisions = Counter("iwlab_decisions", "IW changes made by the watcher", p + ["direction"], registry=reg)
         self.imported = Counter("iwlab_imported_evidence", "IW-loss evidence imported from another host and fed to the "
                                 "policy", p + ["from_host"], registry=reg)
+        self.evidence = Gauge("iwlab_evidence_source", "1 for the IW-loss evidence source live now: bpf (exact) or "
+                              "poll; degraded=\"true\" when --source auto fell back to polling, why= the reason",
+                              ["host", "source", "requested", "degraded", "why"], registry=reg)
         self.missed = Gauge("iwlab_watch_missed_event_batches", "Destroy-event overruns (kernel buffer full)",
                             ["host"], registry=reg).labels(host)
         self._sums: dict[str, list[int]] = {}
@@ -45,6 +48,12 @@ class Metrics:
         except OSError as e:  # EADDRINUSE, EACCES, EADDRNOTAVAIL, gaierror
             raise MetricsAddressError(f"--metrics = {host}:{port}: cannot listen there ({e.strerror or e}); "
                                       "allowed a free local address, e.g. 127.0.0.1:9464") from None
+
+    def evidence_source(self, info: dict) -> None:
+        """The watcher's evidence source (`evidence_bpf.describe`) as the one series set to 1."""
+        self.evidence.clear()
+        self.evidence.labels(self.host, info.get("source") or "", info.get("requested") or "",
+                             str(bool(info.get("degraded"))).lower(), info.get("why") or "").set(1)
 
     def prefix(self, metric, prefix: str, *more: str):
         """`metric`'s series for this host, `prefix` and its policy (and `more` label values)."""

@@ -39,6 +39,47 @@ class NetlinkError(RuntimeError):
         self.usage = usage
 
 
+# RFC 6928 §2 argues for 10 segments and asks for experiments beyond; Linux takes initcwnd up to
+# 2^32−1, where one route's typo (1000 for 10) floods every path behind it. Every route iwlab
+# writes with its own protocol passes `check_iw` (in `replace`, the one route writer of
+# `apply`, the watcher, rollback, recovery and `flow-iw marks`); above the bound it needs `--force`.
+MAX_IW_SEGMENTS = 100
+
+
+class IwBoundError(NetlinkError):
+    """An initcwnd outside 1…MAX_IW_SEGMENTS on a route iwlab would write (bad input: exit 2)."""
+
+    def __init__(self, message: str):
+        super().__init__(message, usage=True)
+
+
+def initcwnd_of(metrics: dict[str, Any] | None) -> int | None:
+    """The initcwnd in a route's metrics, as KRoute (RTAX_INITCWND) or pyroute2's keywords (initcwnd) hold it."""
+    m = metrics or {}
+    v = m.get("RTAX_INITCWND", m.get("initcwnd"))
+    return None if v is None else int(v)
+
+
+def check_iw(dst: str, proto: int | None, metrics: dict[str, Any] | None, force: bool = False) -> None:
+    """Raises IwBoundError when a route iwlab writes with its protocol carries an initcwnd outside
+    1…MAX_IW_SEGMENTS and `force` is not set. A route restored to its original (another protocol:
+    the administrator's own route, as iwlab found it) is not iwlab's IW and passes."""
+    iw = initcwnd_of(metrics)
+    if force or proto != PROTO or iw is None or 1 <= iw <= MAX_IW_SEGMENTS:
+        return
+    raise IwBoundError(f"route {dst}: initcwnd = {iw} segments; allowed 1…{MAX_IW_SEGMENTS} "
+                       "(--force to write it anyway)")
+
+
+def replace(ipr, force: bool = False, **route: Any) -> None:
+    """`ip route replace` through netlink: the only place iwlab writes a route, after `check_iw`."""
+    dst = str(route.get("dst") or "default")
+    if "dst" in route and "dst_len" in route and "/" not in dst:
+        dst = f"{dst}/{route['dst_len']}"
+    check_iw(dst, route.get("proto"), route.get("metrics"), force)
+    ipr.route("replace", **route)
+
+
 @dataclass(frozen=True)
 class KRoute:
     """One kernel route: the rtmsg header fields and the attributes iwlab restores."""
@@ -214,12 +255,15 @@ def _args(r: KRoute) -> dict[str, Any]:
     return a
 
 
-def write(ipr, r: KRoute) -> None:
-    """Creates or replaces the route with key `r.key` so that it reads back equal to `r`."""
+def write(ipr, r: KRoute, force: bool = False) -> None:
+    """Creates or replaces the route with key `r.key` so that it reads back equal to `r`
+    (`force`: an initcwnd beyond MAX_IW_SEGMENTS, `check_iw`)."""
     if r.unsupported:
         raise NetlinkError(f"route {r.dst}: has {', '.join(r.unsupported)}, which iwlab does not rewrite")
     try:
-        ipr.route("replace", **_args(r))
+        replace(ipr, force, **_args(r))
+    except IwBoundError:
+        raise
     except Exception as e:  # pyroute2 raises NetlinkError(code, msg)
         raise NetlinkError(f"route replace {r.describe()}: {e}") from None
     back = find(ipr, r.key, r.table)

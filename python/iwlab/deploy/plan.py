@@ -208,26 +208,6 @@ def compute(ipr, pf, iw_for: IwFor, managed: dict[str, Any], netns: str | None,
                 tuple(sorted(netlink.devices(ipr).items())))
 
 
-# RFC 6928 §2 argues for 10 segments and asks for experiments beyond; Linux takes initcwnd up to
-# 2^32−1, where one route's typo (1000 for 10) floods every path behind it. Above this bound a
-# deploy needs `--force`.
-MAX_IW_SEGMENTS = 100
-
-
-def checked_iw(pf, iw_for: IwFor, max_iw: int = MAX_IW_SEGMENTS) -> IwFor:
-    """`iw_for` that raises a usage NetlinkError naming the route, the policy and the IW when an
-    IW is outside 1…`max_iw` segments."""
-    def iw(name: str, mss: int) -> int:
-        segments = iw_for(name, mss)
-        if not 1 <= segments <= max_iw:
-            route = pf.route(name)
-            raise NetlinkError(f"{pf.path or '<policy>'}:{route.line}: prefix {name!r}: policy {route.policy!r} "
-                               f"gives initcwnd = {segments} segments at MSS {mss}; allowed 1…{max_iw} "
-                               "(--force to deploy it anyway)", usage=True)
-        return segments
-    return iw
-
-
 def fresh_iw_for(decider) -> IwFor:
     """IW (segments) by the Decider for a connection of unknown size starting now (wall-clock ns: the state outlives a reboot)."""
     return lambda name, mss: decider.iw_segments(name, mss, time.time_ns())

@@ -22,7 +22,33 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Iterator
 
-DEFAULT_STATE = Path("/var/lib/iwlab/deploy.sqlite")
+STATE_DIR = Path(os.environ.get("IWLAB_STATE_DIR", "/var/lib/iwlab"))  # systemd's StateDirectory=iwlab
+DEFAULT_STATE = STATE_DIR / "deploy.sqlite"
+
+
+def default_state(netns: str | None) -> Path:
+    """The state file when no --state is given: STATE_DIR/deploy.sqlite for the root namespace,
+    STATE_DIR/netns/NAME/deploy.sqlite for namespace NAME, so that each namespace's journal,
+    evidence and watcher lock are its own (`rm -r` of that directory forgets a deleted
+    namespace). A namespace whose generations an older iwlab kept in the shared file stays
+    there, so that its rollback still finds them."""
+    if netns is None:
+        return DEFAULT_STATE
+    own = STATE_DIR / "netns" / netns / "deploy.sqlite"
+    if not own.exists() and DEFAULT_STATE.is_file() and _holds_namespace(DEFAULT_STATE, netns):
+        return DEFAULT_STATE
+    return own
+
+
+def _holds_namespace(path: Path, netns: str) -> bool:
+    try:
+        db = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+        try:
+            return db.execute("SELECT 1 FROM generations WHERE netns = ? LIMIT 1", (netns,)).fetchone() is not None
+        finally:
+            db.close()
+    except sqlite3.Error:
+        return False
 APPLICATION_ID = 0x49574C42  # "IWLB"
 SCHEMA_VERSION = 2
 # Version 1 lacked the evidence's provenance; a version-1 file is migrated in place (columns added).

@@ -47,11 +47,11 @@ KERNEL_DEFAULT_IW = 10  # initcwnd of a route without one (Linux, RFC 6928)
 FLUSH_SECONDS = 1.0
 
 
-def recover(ipr, st: State, netns: str | None) -> list[str]:
+def recover(ipr, st: State, netns: str | None, force: bool = False) -> list[str]:
     """Finishes what a killed apply or rollback left (all old, `apply.recover`) before the
     watcher reads which policy is applied: an interrupted first apply leaves none."""
     with st.lock():
-        return apply.recover(ipr, st, netns)
+        return apply.recover(ipr, st, netns, force)
 
 
 def applied_policy(st: State, netns: str | None):
@@ -179,15 +179,25 @@ def watch_lock_path(state_path, netns: str | None) -> str:
 
 
 def watcher_running(state_path, netns: str | None) -> bool:
+    return running_evidence(state_path, netns) is not None
+
+
+def running_evidence(state_path, netns: str | None) -> dict[str, Any] | None:
+    """The evidence source of the watcher running for (state file, namespace) — `source`
+    (bpf or poll), `requested` (--source), `degraded`, `why`, `since`, `pid` — as it wrote
+    it into its lock file; None when none runs."""
     path = watch_lock_path(state_path, netns)
     if not os.path.exists(path):
-        return False
+        return None
     fd = os.open(path, os.O_RDONLY)
     try:
         fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
-        return False
+        return None
     except BlockingIOError:
-        return True
+        try:
+            return json.loads(os.pread(fd, 65536, 0) or b"{}")
+        except ValueError:  # written by a watcher before it said its source
+            return {}
     finally:
         os.close(fd)
 
@@ -289,10 +299,19 @@ class Counts:
 class Watcher:
     def __init__(self, ipr, st: State, netns: str | None, pf, interval: float = 0.1,
                  metrics_addr: tuple[str, int] | None = None, record: str | None = None, evidence=None,
-                 host: str | None = None):
+                 host: str | None = None, force: bool = False, evidence_info: dict[str, Any] | None = None):
+        """`evidence`: an `evidence_bpf.BpfEvidence`, or None for sock_diag polling;
+        `evidence_info` (`evidence_bpf.describe`) says which and why, for `iwlab watch status`
+        and the `iwlab_evidence_source` metric. `force`: write IWs beyond the bound
+        (`netlink.check_iw`), as `iwlab apply --force` does."""
         self.ipr, self.st, self.netns, self.pf, self.interval = ipr, st, netns, pf, interval
+        self.force = force
         self.host = shared_evidence.host_label(host)
         self._lock_fd = self._exclusive()
+        self.evidence_info = dict(evidence_info or {"source": "poll" if evidence is None else "bpf",
+                                                    "requested": None, "degraded": False, "why": None},
+                                  since=time.time(), pid=os.getpid())
+        os.pwrite(self._lock_fd, json.dumps(self.evidence_info).encode(), 0)  # read by `status`
         self.record_file = None if record is None else open(record, "a", buffering=1)
         write = None if record is None else (lambda r: self.record_file.write(json.dumps(r) + "\n"))
         self.decisions = Decisions(pf, apply.decider_for(st, netns, pf), write)
@@ -308,6 +327,7 @@ class Watcher:
             from iwlab.deploy.metrics import Metrics
 
             self.metrics = Metrics(metrics_addr, self.host, {plan.prefix_name(r): r.policy for r in pf.routes})
+            self.metrics.evidence_source(self.evidence_info)
         # The evidence source: an `evidence_bpf.BpfEvidence` (exact, from eBPF), or sock_diag
         # destroy events and INET_DIAG polls of the namespace.
         self.bpf = evidence
@@ -330,6 +350,7 @@ class Watcher:
             os.close(fd)
             raise StateError(f"another `iwlab watch` uses {self.st.path} for "
                              f"{'namespace ' + self.netns if self.netns else 'the root namespace'}") from None
+        os.ftruncate(fd, 0)  # the lock file holds the running watcher's evidence source
         return fd
 
     # -- routes -----------------------------------------------------------------------------
@@ -339,7 +360,7 @@ class Watcher:
     def _routes_now(self, reason: str, only: set[str] | None = None) -> int | None:
         now = time.time_ns()
         p, gid, notes = apply.apply_policy(self.ipr, self.st, self.netns, self.pf, self._iw_for(now),
-                                           source="watch", reason=reason, only=only)
+                                           source="watch", reason=reason, only=only, force=self.force)
         for n in notes:
             log.warning(n)
         for key, (name, r) in plan.targets(self.ipr, self.pf, self._iw_for(now), self.st.managed(self.netns),
@@ -624,7 +645,11 @@ def status(st: State, netns: str | None, ipr=None, host: str | None = None) -> d
                          "retransmission_rate": (r["retrans"] / segs) if segs else None,
                          "handshake_rtt_ms": (r["rtt_us_sum"] / r["rtt_n"] / 1000) if r["rtt_n"] else None,
                          "policy_state": ps})
+    ev = running_evidence(st.path, netns)
+    evidence_source = ({"running": False, "source": None, "requested": None, "degraded": None,
+                        "why": "no watcher is running"} if ev is None else {"running": True, **ev})
     return {"schema": STATUS_SCHEMA, "host": shared_evidence.host_label(host), "netns": netns,
+            "evidence_source": evidence_source,
             "policy": None if w is None else w["policy"],
             "updated": None if w is None else w["updated"], "prefixes": prefixes,
             "routes_managed": len(st.managed(netns)) if n_ours is None else n_ours,
@@ -635,11 +660,22 @@ def _t(ts: float | None) -> str:
     return "-" if ts is None else time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(ts))
 
 
+def _evidence_line(ev: dict[str, Any]) -> str:
+    if not ev["running"]:
+        return "  evidence: - (no watcher is running)"
+    if not ev.get("source"):
+        return "  evidence: (the running watcher did not say)"
+    return (f"  evidence: {ev['source']}" + (" — DEGRADED" if ev.get("degraded") else "")
+            + f" ({ev.get('why')}; --source {ev.get('requested')}, since {_t(ev.get('since'))})")
+
+
 def status_text(out: dict[str, Any]) -> str:
     where = f"namespace {out['netns']}" if out["netns"] else "the root namespace"
     if not out["prefixes"]:
-        return f"{where}: no watcher state yet ({out['routes_managed']} route(s) managed by iwlab)"
-    lines = [f"{out['host']}, {where}: policy {out['policy']}, updated {_t(out['updated'])}"]
+        return (f"{where}: no watcher state yet ({out['routes_managed']} route(s) managed by iwlab)\n"
+                + _evidence_line(out["evidence_source"]))
+    lines = [f"{out['host']}, {where}: policy {out['policy']}, updated {_t(out['updated'])}",
+             _evidence_line(out["evidence_source"])]
     for p in out["prefixes"]:
         rate = "-" if p["retransmission_rate"] is None else f"{100 * p['retransmission_rate']:.2f} %"
         rtt = "-" if p["handshake_rtt_ms"] is None else f"{p['handshake_rtt_ms']:.2f} ms"
