@@ -31,17 +31,16 @@ import threading
 import time
 import tomllib
 from collections.abc import Iterator, Mapping, Sequence
-from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
+from concurrent.futures import FIRST_COMPLETED, Future, wait
 from dataclasses import dataclass
 from io import BytesIO
-from multiprocessing import get_context
 from pathlib import Path
 from typing import Any
 
 import pandas as pd
 from tqdm import tqdm
 
-from iwlab import stats
+from iwlab import stats, workers
 from iwlab.scenario_io import Scenario, load
 
 __all__ = ["sweep", "sweep_records", "read_manifest", "parse_value", "parse_values", "parse_assignment", "TABLES"]
@@ -367,9 +366,8 @@ def _local(tasks: list[_Task], jobs: int) -> Iterator[dict[str, Any]]:
         for t in tasks:
             yield _execute(t)
         return
-    # spawn: workers start clean (no inherited threads or locks); each run is isolated in them.
-    with ProcessPoolExecutor(max_workers=min(jobs, len(tasks)), mp_context=get_context("spawn"),
-                             initializer=_orphan_guard, initargs=(os.getpid(),)) as pool:
+    # spawned workers that start clean and never run the caller's script (iwlab.workers)
+    with workers.pool(min(jobs, len(tasks)), _orphan_guard, (os.getpid(),)) as pool:
         pending: set[Future[dict[str, Any]]] = {pool.submit(_execute, t) for t in tasks}
         try:
             while pending:

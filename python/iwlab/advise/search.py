@@ -96,13 +96,11 @@ class Runner:
             self.own_client = not isinstance(dask, Client)
             self.client = Client(dask) if self.own_client else dask
         elif self.jobs > 1:
-            from concurrent.futures import ProcessPoolExecutor
-            from multiprocessing import get_context
+            from iwlab import workers
 
             sweep = sweep_module()
-
-            self.pool = ProcessPoolExecutor(max_workers=self.jobs, mp_context=get_context("spawn"),
-                                            initializer=sweep._orphan_guard, initargs=(os.getpid(),))
+            # spawned workers that never run the caller's script again (iwlab.workers)
+            self.pool = workers.pool(self.jobs, sweep._orphan_guard, (os.getpid(),))
 
     def map(self, tasks: Sequence[Any], spec: EvalSpec) -> Iterator[dict[str, Any]]:
         if not tasks:

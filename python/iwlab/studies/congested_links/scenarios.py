@@ -9,16 +9,16 @@ import struct
 import tempfile
 from collections import Counter
 from collections.abc import Iterator
-from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
+from concurrent.futures import FIRST_COMPLETED, wait
 from dataclasses import dataclass
 from io import BytesIO
-from multiprocessing import get_context
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
+from iwlab import workers
 from iwlab.studies.base import Options, quantity, tiny
 
 
@@ -206,7 +206,7 @@ def _local(tasks: list[_Task], jobs: int) -> Iterator[tuple[str, bytes]]:
     if jobs == 1 or len(tasks) == 1:
         yield from map(_execute, tasks)
         return
-    with ProcessPoolExecutor(max_workers=min(jobs, len(tasks)), mp_context=get_context("spawn")) as pool:
+    with workers.pool(min(jobs, len(tasks))) as pool:  # never runs the caller's script again
         pending = {pool.submit(_execute, t) for t in tasks}
         while pending:
             done, pending = wait(pending, return_when=FIRST_COMPLETED)
