@@ -2,19 +2,51 @@
 # a virtualenv in .venv with the Python dependencies (pyproject.toml's, read by the deps step;
 # pip's editable install would build the extension a first time, without the profile) and the
 # package with its Rust extension, installed by `maturin develop` in `make ext`.
+#
+# Set-up steps print one line each; what they print goes to $(VENV)/log/STEP.log, shown (its
+# last lines) when the step fails. VERBOSE=1 shows everything as it runs.
 SHELL := /bin/bash
 CARGO ?= cargo
 PYTHON ?= python3
 VENV ?= .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
+LOG := $(VENV)/log
+# The extension is built again only when one of its sources (the crates it is made of, the
+# lock file, the build script) is newer than this stamp, or when it is missing.
+EXT_STAMP := $(VENV)/.ext-built
+EXT_SRC := $(shell find crates/iwlab-core crates/iwlab-conform crates/iwlab-py -type f 2>/dev/null) \
+  Cargo.toml Cargo.lock pyproject.toml bench/pgo/ext.sh bench/pgo/train.py
+ifeq ($(wildcard python/iwlab/_core*.so),)
+  $(shell rm -f $(EXT_STAMP))
+endif
+# where `make install` puts the `iwlab` command: /usr/local/bin for root, else ~/.local/bin
+BINDIR ?= $(if $(filter 0,$(shell id -u)),/usr/local/bin,$(HOME)/.local/bin)
 export CARGO_TERM_COLOR ?= never
+comma := ,
 
-.PHONY: run test deps deps-rust deps-browser deps-tools deps-bpf deps-probe bpf ext test-rust test-python bench bench-engine ns3 ns3-deps lint clean
+# $(call step,NAME,WHAT,COMMANDS): one line "NAME: WHAT"; the output of COMMANDS to
+# $(LOG)/NAME.log, its last 200 lines and the log's path on failure.
+ifeq ($(VERBOSE),1)
+step = @echo "$(1): $(2)"; $(3)
+else
+step = @mkdir -p $(LOG); echo "$(1): $(2)"; { $(3); } > $(LOG)/$(1).log 2>&1 || \
+  { tail -n 200 $(LOG)/$(1).log; echo "$(1): FAILED (whole log: $(LOG)/$(1).log)"; exit 1; }
+endif
+
+.PHONY: run test deps deps-rust deps-browser deps-tools deps-bpf deps-probe bpf ext install test-rust test-python bench bench-engine ns3 ns3-deps lint clean
 
 ## run: set up, reproduce RFC 2415 in quick mode (3 seeds, short runs): tables + out/rfc2415/report.html
 run: ext
-	$(VENV)/bin/iwlab reproduce rfc2415 --quick --out out/rfc2415
+	@echo "run: iwlab reproduce rfc2415 --quick --out out/rfc2415"
+	@$(VENV)/bin/iwlab reproduce rfc2415 --quick --out out/rfc2415
+
+## install: put `iwlab` on PATH (a link to $(VENV)/bin/iwlab in $(BINDIR); BINDIR=DIR for another)
+install: ext
+	@mkdir -p $(BINDIR)
+	@ln -sf $(abspath $(VENV)/bin/iwlab) $(BINDIR)/iwlab
+	@echo "install: $(BINDIR)/iwlab -> $(abspath $(VENV)/bin/iwlab)"
+	@case ":$$PATH:" in *":$(BINDIR):"*) ;; *) echo "install: $(BINDIR) is not on PATH; add it (e.g. export PATH=\"$(BINDIR):\$$PATH\")";; esac
 
 ## test: set up, then run every test
 test: ext ns3-deps bpf deps-probe test-rust test-python
@@ -23,14 +55,15 @@ deps-rust:
 	@command -v $(CARGO) >/dev/null || { echo "cargo not found: install Rust stable (rustup)"; exit 1; }
 
 $(STAMP): pyproject.toml
-	@command -v $(PYTHON) >/dev/null || { apt-get update && apt-get install -y --no-install-recommends python3 python3-venv; }
-	$(PYTHON) -m venv $(VENV) || { apt-get update && apt-get install -y --no-install-recommends python3-venv && $(PYTHON) -m venv $(VENV); }
-	$(PY) -m pip install -q --upgrade pip
-	$(PY) -m pip install -q "maturin>=1.7,<2"
-	$(PY) -c 'import tomllib; p = tomllib.load(open("pyproject.toml", "rb"))["project"]; \
-	  print("\n".join(p["dependencies"] + p["optional-dependencies"]["test"]))' > $(VENV)/requirements.txt
-	$(PY) -m pip install -q -r $(VENV)/requirements.txt
-	touch $(STAMP)
+	$(call step,deps,Python virtualenv $(VENV) and the dependencies of pyproject.toml,\
+	  { command -v $(PYTHON) || { apt-get update && apt-get install -y --no-install-recommends python3 python3-venv; }; } && \
+	  { $(PYTHON) -m venv $(VENV) || { apt-get update && apt-get install -y --no-install-recommends python3-venv && $(PYTHON) -m venv $(VENV); }; } && \
+	  $(PY) -m pip install -q --upgrade pip && \
+	  $(PY) -m pip install -q "maturin>=1.7$(comma)<2" && \
+	  $(PY) -c 'import tomllib; p = tomllib.load(open("pyproject.toml", "rb"))["project"]; \
+	    print("\n".join(p["dependencies"] + p["optional-dependencies"]["test"]))' > $(VENV)/requirements.txt && \
+	  $(PY) -m pip install -q -r $(VENV)/requirements.txt)
+	@touch $(STAMP)
 
 deps: deps-rust $(STAMP)
 
@@ -44,51 +77,63 @@ deps: deps-rust $(STAMP)
 # build"): an instrumented build runs bench/pgo/train.py, then the optimised build uses its
 # counters. It needs rustup's llvm-tools (added by the script); without them, or with
 # IWLAB_PGO=0, it is the plain release build.
-ext: deps
-	VENV=$(VENV) bash bench/pgo/ext.sh
-	$(PY) -m compileall -q python/iwlab >/dev/null
+ext: $(EXT_STAMP)
+	@$(PY) -m compileall -q python/iwlab >/dev/null
+
+$(EXT_STAMP): $(EXT_SRC) | deps
+	$(call step,ext,building the Rust extension (release$(if $(filter 0,$(IWLAB_PGO)),,$(comma) profile-guided)),\
+	  VENV=$(VENV) bash bench/pgo/ext.sh)
+	@touch $(EXT_STAMP)
 
 test-rust: deps-rust deps-tools deps-bpf
-	$(CARGO) test -p iwlab-core -p iwlab-link -p iwlab-conform
-	$(CARGO) test --release -p iwlab-bpf  # header layouts, the evidence reader's per-prefix sums
+	$(call step,test-rust,cargo test -p iwlab-core -p iwlab-link -p iwlab-conform; --release -p iwlab-bpf,\
+	  $(CARGO) test -q -p iwlab-core -p iwlab-link -p iwlab-conform && \
+	  $(CARGO) test -q --release -p iwlab-bpf)
+	@[ ! -f $(LOG)/test-rust.log ] || awk '/^test result:/ {p += $$4; f += $$6; i += $$8} \
+	  END {printf "test-rust: %d passed, %d failed, %d ignored\n", p, f, i}' $(LOG)/test-rust.log
 
 test-python: ext deps-browser
-	$(PY) -m pytest -q
+	@echo "test-python: pytest"
+	@$(PY) -m pytest -q
+
+# $(call apt,NAME,PACKAGES,WHAT IS SKIPPED): apt-get install PACKAGES quietly (log in
+# $(LOG)/NAME.log); if that fails, one line saying so and what is skipped (never an error).
+apt = mkdir -p $(LOG); echo "$(1): apt-get install $(2)"; \
+  { export DEBIAN_FRONTEND=noninteractive; apt-get update -q && apt-get install -y -q --no-install-recommends $(2); } \
+  > $(LOG)/$(1).log 2>&1 || echo "$(1): $(2) could not be installed (log: $(LOG)/$(1).log): $(3)"
 
 ## deps-tools: tshark, which the pcap tests use to decode traces (Debian package; skipped if present)
 deps-tools:
-	@command -v tshark >/dev/null || { export DEBIAN_FRONTEND=noninteractive; \
+	@command -v tshark >/dev/null || { \
 	  echo "wireshark-common wireshark-common/install-setuid boolean false" | debconf-set-selections; \
-	  apt-get update -q && apt-get install -y -q --no-install-recommends tshark; } \
-	  || echo "tshark could not be installed: pcap decode checks will be skipped"
+	  $(call apt,deps-tools,tshark,pcap decode checks will be skipped); }
 
 ## deps-bpf: clang and libbpf's headers to compile the per-flow IW eBPF programs, bpftool for the
-## tests' leak checks (Debian packages; skipped if present)
+## tests' leak checks (Debian packages; skipped if present; `make bpf` fails without them)
 deps-bpf:
 	@{ command -v clang && [ -f /usr/include/bpf/bpf_helpers.h ] && { command -v bpftool || [ -x /usr/sbin/bpftool ]; }; } >/dev/null || \
-	  { export DEBIAN_FRONTEND=noninteractive; apt-get update -q && apt-get install -y -q --no-install-recommends clang libbpf-dev bpftool; }
+	  { $(call apt,deps-bpf,clang libbpf-dev bpftool,the eBPF programs cannot be built); }
 
 ## deps-probe: nftables, whose rule keeps the kernel from resetting `iwlab probe`'s user-space
 ## connections (Debian package; skipped if present; the probe tests skip without it)
 deps-probe:
-	@{ command -v nft || [ -x /usr/sbin/nft ]; } >/dev/null || { export DEBIAN_FRONTEND=noninteractive; \
-	  apt-get update -q && apt-get install -y -q --no-install-recommends nftables; } \
-	  || echo "nftables could not be installed: tests/test_probe_netns.py will be skipped"
+	@{ command -v nft || [ -x /usr/sbin/nft ]; } >/dev/null || \
+	  { $(call apt,deps-probe,nftables,tests/test_probe_netns.py will be skipped); }
 
 ## bpf: build iwlab-bpf (crates/iwlab-bpf: the eBPF programs and their loader) into target/release
 bpf: deps-rust deps-bpf
-	$(CARGO) build --release -p iwlab-bpf
+	$(call step,bpf,cargo build --release -p iwlab-bpf,$(CARGO) build --release -p iwlab-bpf)
 
 ## deps-browser: headless Chromium for the report's browser test (Debian package; skipped if present)
 deps-browser:
-	@command -v chromium >/dev/null || { export DEBIAN_FRONTEND=noninteractive; \
-	  apt-get update -q && apt-get install -y -q --no-install-recommends chromium fonts-ipafont-gothic; } \
-	  || echo "chromium could not be installed: the browser test will be skipped"
+	@command -v chromium >/dev/null || { $(call apt,deps-browser,chromium fonts-ipafont-gothic,the browser test will be skipped); }
 
 ## ns3-deps: Debian's libns3-dev, g++, make (seconds; as root). Without them the ns-3 smoke test
 ## (tests/test_bench_smoke.py) is skipped, so a failure here does not stop `make test`.
 ns3-deps:
-	@bash bench/install-ns3.sh || echo "ns3-deps: libns3-dev could not be installed; tests/test_bench_smoke.py will be skipped"
+	@mkdir -p $(LOG); { bash bench/install-ns3.sh > $(LOG)/ns3-deps.log 2>&1 && \
+	  echo "ns3-deps: ns-3 ready (log: $(LOG)/ns3-deps.log)"; } || \
+	  echo "ns3-deps: libns3-dev could not be installed (log: $(LOG)/ns3-deps.log); tests/test_bench_smoke.py will be skipped"
 
 ## ns3: install ns-3 and build the benchmark programs in bench/ns3/build
 ns3:
