@@ -36,7 +36,7 @@ def test_every_ledger_entry_has_a_source_a_rule_and_a_computed_verdict(study):
 def test_the_published_numbers_are_the_documents_numbers():
     from iwlab.studies import iw_function, rfc2415, rfc6928
 
-    # Spot checks against seeds/000, 002, 003 (the whole tables are transcribed in the modules).
+    # Spot checks against RFC 2415, RFC 6928 and the IW-function slides (the whole tables are transcribed in the modules).
     assert rfc2415.RFC_T1[(8, 0)] == (0.56, 14.3, 17.9, 16.1)
     assert rfc2415.RFC_T1[(32, 3)] == (1.56, 19.2, 29.5, 33.3)
     assert rfc2415.RFC_T2[(32, 3)] == ((100, 99, 99, 98), (9.3, 8.4, 7.7, 7.6))
@@ -373,13 +373,15 @@ def test_reproduce_prints_the_claims_first_and_all_ends_with_the_claims_summary(
     assert r.output.index("Claims of the original") < r.output.index("T: t")
     r = CliRunner().invoke(app, ["reproduce", "all", "--out", str(tmp_path / "all")])
     assert r.exit_code == 0, r.output
-    tail = r.output.rstrip().splitlines()[-5:]
-    assert tail[0] == "Claims summary (claims.csv in each study's folder):"
-    assert tail[1].startswith("  alpha: 2 claims (2 checked cells/conditions): 2 reproduced, 0 partly, 0 not reproduced")
-    assert tail[2].startswith("  beta: 2 claims (2 checked cells/conditions): 1 reproduced, 0 partly, 1 not reproduced")
-    assert tail[3] == ("  all studies: 4 claims (4 checked cells/conditions): 3 reproduced, 0 partly, 1 not reproduced, "
-                       "0 inconclusive, 0 not testable")
-    assert tail[4].startswith("summary report: ")
+    tail = r.output.rstrip().splitlines()[-6:]
+    assert tail[0] == "Summary (claims.csv in each study's folder):"
+    assert tail[1].split() == ["study", "time", "claims", "reproduced", "partly", "not", "reproduced", "inconclusive",
+                               "not", "testable"]
+    # study, time (m:ss), claims, then reproduced / partly / not reproduced / inconclusive / not testable
+    assert tail[2].split()[0] == "alpha" and tail[2].split()[2:] == ["2", "2", "0", "0", "0", "0"]
+    assert tail[3].split()[0] == "beta" and tail[3].split()[2:] == ["2", "1", "0", "1", "0", "0"]
+    assert tail[4].startswith("  all studies") and tail[4].split()[3:] == ["4", "3", "0", "1", "0", "0"]
+    assert tail[5].startswith("summary report: ")
     assert pd.read_csv(tmp_path / "all" / "beta" / "claims.csv")["verdict"].tolist() == ["not reproduced", "reproduced"]
     assert "All studies: 4 claims" in (tmp_path / "all" / "report.html").read_text()
 

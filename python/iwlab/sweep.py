@@ -43,7 +43,8 @@ from tqdm import tqdm
 from iwlab import stats, workers
 from iwlab.scenario_io import Scenario, load
 
-__all__ = ["sweep", "sweep_records", "read_manifest", "parse_value", "parse_values", "parse_assignment", "TABLES"]
+__all__ = ["sweep", "sweep_records", "read_manifest", "parse_value", "parse_values", "parse_assignment", "TABLES",
+           "progress_line"]
 
 TABLES = ("flows", "pages", "links", "queues")
 MANIFEST = "manifest.json"
@@ -346,6 +347,23 @@ def read_manifest(out: str | Path) -> dict[str, Any]:
 
 
 # ---------------------------------------------------------------------------------------------
+# Progress
+
+
+def progress_line(total: int, stored: int, label: str, enabled: bool = True) -> tqdm:
+    """One labelled progress line (`label` names the study and phase, e.g. "rfc6928 · Low"):
+    a bar counting runs, which starts at the runs already stored; when every run is stored,
+    the line `LABEL: N run(s) already stored, skipping` instead (and a bar that shows nothing)."""
+    import sys
+
+    if enabled and total and stored >= total:
+        print(f"{label}: {total} run(s) already stored, skipping", file=sys.stderr, flush=True)
+        return tqdm(total=total, disable=True)
+    desc = f"{label} ({stored} already stored)" if stored else label
+    return tqdm(total=total, initial=stored, desc=desc, unit="run", disable=not enabled, dynamic_ncols=True)
+
+
+# ---------------------------------------------------------------------------------------------
 # Executors
 
 
@@ -398,13 +416,14 @@ def _dask(tasks: list[_Task], address: Any) -> Iterator[dict[str, Any]]:
 
 def sweep(scenario: Scenario | str | Path, grid: Mapping[str, Sequence[Any]] | None = None,
           seeds: int | Sequence[int] = 1, jobs: int | None = None, dask: Any = None,
-          out: str | Path | None = None, progress: bool = True) -> pd.DataFrame:
+          out: str | Path | None = None, progress: bool | str = True) -> pd.DataFrame:
     """Runs `scenario` at every point of `grid` (dotted field path → values) for each seed.
 
     `seeds` = N runs seeds 1…N (or give a list). Runs go to a pool of `jobs` spawned processes
     (default: all cores; 1 = in this process), or to a Dask cluster with `dask="tcp://host:port"`
     (or a `distributed.Client`; its workers need iwlab installed; they return the records and
-    this process writes them, so no shared file system is needed). With `out`, each run is
+    this process writes them, so no shared file system is needed). `progress`: a progress line
+    on stderr (a string labels it; `progress_line`), or none with False. With `out`, each run is
     stored as it finishes, and runs already stored (same scenario after overrides, same seed)
     are not run again unless another engine build stored them (`iwlab.engine_id()` differs);
     the manifest is rewritten with this sweep's plan. Returns one row per run, in grid × seed
@@ -433,8 +452,8 @@ def sweep(scenario: Scenario | str | Path, grid: Mapping[str, Sequence[Any]] | N
                 metas[t.run_id] = meta
     todo = list({t.run_id: t for t in tasks if t.run_id not in metas}.values())
 
-    bar = tqdm(total=len({t.run_id for t in tasks}), initial=len(metas), desc="sweep", unit="run",
-               disable=not progress, dynamic_ncols=True)
+    bar = progress_line(len({t.run_id for t in tasks}), len(metas),
+                        progress if isinstance(progress, str) else "sweep", bool(progress))
     try:
         stream = _dask(todo, dask) if dask is not None else _local(todo, jobs or os.cpu_count() or 1)
         for payload in stream if todo else ():

@@ -1,4 +1,4 @@
-"""`iwlab reproduce STUDY|all`: re-run a founding IW study (SPEC S1) and print its tables.
+"""`iwlab reproduce STUDY|all`: re-run a founding IW study (docs/studies.md) and print its tables.
 
     iwlab reproduce rfc2415 --quick --out out/rfc2415
     iwlab reproduce all --seeds 5 --dask tcp://scheduler:8786
@@ -108,19 +108,19 @@ def reproduce(
                     _print(result, path)
                     typer.echo("")
 
+                import time
+
                 judged: list = []
+                clock = [time.monotonic()]
 
                 def show_and_keep(name: str, result, path: Path) -> None:
-                    judged.append((name, result.claims))
+                    now = time.monotonic()
+                    judged.append((name, result.claims, now - clock[-1]))
+                    clock.append(now)
                     show(name, result, path)
 
                 summary = reproduce_all(opts, on_result=show_and_keep)
-                from iwlab.studies.claims import summary_line
-
-                typer.echo("Claims summary (claims.csv in each study's folder):")
-                for name, claims in judged:
-                    typer.echo(f"  {summary_line(claims, name)}")
-                typer.echo("  " + summary_line([j for _, c in judged for j in c], "all studies"))
+                typer.echo(summary_table(judged))
                 typer.echo(f"summary report: {summary}")
             else:
                 result, path = run_study(study, opts)
@@ -129,6 +129,26 @@ def reproduce(
             if dask is None or e.filename is not None:
                 raise
             fail(f"--dask {dask}: {e}")
+
+
+def _minutes(seconds: float) -> str:
+    return f"{int(seconds // 60)}:{int(seconds % 60):02d}"
+
+
+def summary_table(judged: list) -> str:
+    """The end of `reproduce all`: per study (name, its claims, seconds it took) and for all,
+    the time and the claims by verdict."""
+    from iwlab.studies.claims import VERDICTS, counts
+
+    head = ["study", "time", "claims", *VERDICTS]
+    rows = [[name, _minutes(secs), str(len(claims)), *(str(v) for v in counts(claims).values())]
+            for name, claims, secs in judged]
+    every = [j for _, claims, _ in judged for j in claims]
+    rows.append(["all studies", _minutes(sum(s for *_, s in judged)), str(len(every)),
+                 *(str(v) for v in counts(every).values())])
+    widths = [max(len(r[i]) for r in [head, *rows]) for i in range(len(head))]
+    line = lambda r: "  " + "  ".join(c.ljust(w) if i == 0 else c.rjust(w) for i, (c, w) in enumerate(zip(r, widths)))
+    return "\n".join(["Summary (claims.csv in each study's folder):", line(head), *map(line, rows)])
 
 
 def register(app: typer.Typer) -> None:

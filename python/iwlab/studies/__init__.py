@@ -1,4 +1,4 @@
-"""One-command reproductions of the founding initial-window studies (SPEC S1):
+"""One-command reproductions of the founding initial-window studies (docs/studies.md):
 `rfc2415`, `congested-links`, `rfc6928`, `iw-function`.
 
 Each study module exposes `NAME`, `TITLE` and `run(opts: Options) -> StudyResult`; it builds

@@ -1,4 +1,4 @@
-"""SPEC S1.4 — "Configuring TCP's Initial Window" (You, Huang, Barik, Divakaran; IETF 91, 2014)
+""""Configuring TCP's Initial Window" (You, Huang, Barik, Divakaran; IETF 91, 2014)
 and Barik & Divakaran (LCN 2013): the IW as a function of the flow size.
 
 Constant IW C ∈ {4, 10, 16, 32, 45} against the size-based function
@@ -335,7 +335,8 @@ def run(opts: Options) -> StudyResult:
     for rtt in p.rtts:
         sub = raw / f"rtt{rtt}ms"
         iwlab.sweep(base.with_overrides({"topology.bottleneck.delay": delays[rtt]}), grid={"iw.default": policies},
-                    seeds=p.seeds, jobs=opts.jobs, dask=opts.dask, out=sub, progress=opts.progress)
+                    seeds=p.seeds, jobs=opts.jobs, dask=opts.dask, out=sub,
+                    progress=opts.progress and f"{NAME} · RTT {rtt} ms")
         f = flow_records(sub, p, theta)
         f["rtt"] = rtt
         frames.append(f)
@@ -421,7 +422,7 @@ def _variants(opts: Options, p: Plan, base: Any, access: float, theta: float) ->
         sub = Path(opts.out) / "raw" / f"where{i}-rtt{VARIANT_RTT}ms"
         sc = base.with_overrides({"topology.bottleneck.delay": delay, **overrides})
         iwlab.sweep(sc, grid={"iw.default": pols}, seeds=p.seeds, jobs=opts.jobs, dask=opts.dask, out=sub,
-                    progress=opts.progress)
+                    progress=opts.progress and f"{NAME} · where: {label}")
         f = flow_records(sub, p, theta)
         f["rtt"] = VARIANT_RTT
         runs = per_run(f)
@@ -440,7 +441,7 @@ def _policy_keys(label: Any) -> dict[str, Any]:
 
 # ---------------------------------------------------------------------------------------------
 # Claims ledger. Numbers from draft-you's "comparison of other metrics" table (IETF 91
-# slides, seeds/003); the sentences are ours. The table does not say at which RTT it was measured
+# slides); the sentences are ours. The table does not say at which RTT it was measured
 # ("B = 10 Mbps, varying RTT"), so every cell is checked at each of our RTTs (the condition); the
 # RTTs where it holds are the answer to "where would it hold".
 

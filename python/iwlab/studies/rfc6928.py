@@ -1,4 +1,4 @@
-"""SPEC S1.3 — RFC 6928, "Increasing TCP's Initial Window" (Chu, Dukkipati, Cheng, Mathis, 2013).
+"""RFC 6928, "Increasing TCP's Initial Window" (Chu, Dukkipati, Cheng, Mathis, 2013).
 
 Three parts:
 
@@ -405,7 +405,7 @@ def run(opts: Options) -> StudyResult:
     for pop in POPULATIONS:
         raw = Path(opts.out) / "raw" / pop.lower()
         iwlab.sweep(population_scenario(pop, p), grid={"iw.default": list(IWS)}, seeds=p.seeds, jobs=opts.jobs,
-                    dask=opts.dask, out=raw, progress=opts.progress)
+                    dask=opts.dask, out=raw, progress=opts.progress and f"{NAME} · {pop} population")
         data[pop] = web_flows(raw, p)
     tabs = [table_5_1(t51),
             latency_table("latency_by_bandwidth", "bw_bucket", BW_LABELS, data),
@@ -485,7 +485,7 @@ def _variants(opts: Options, p: Plan) -> dict[str, Any]:
             sc = population_scenario(pop, p).with_overrides(
                 {"topology.left[0].access.queue": {"kind": "drop-tail", "limit": limit}})
             iwlab.sweep(sc, grid={"iw.default": ["iw3", "iw10"]}, seeds=p.seeds, jobs=opts.jobs, dask=opts.dask,
-                        out=raw, progress=opts.progress)
+                        out=raw, progress=opts.progress and f"{NAME} · where: {label}, {pop}")
             data[pop] = web_flows(raw, p)
         tabs = [latency_table("latency_by_bandwidth", "bw_bucket", BW_LABELS, data),
                 latency_table("latency_by_rtt", "rtt_bucket", RTT_LABELS, data),
@@ -504,7 +504,7 @@ def _pop_col_keys(c: Any) -> dict[str, Any]:
 
 
 # ---------------------------------------------------------------------------------------------
-# Claims ledger. Numbers from RFC 6928 (seeds/002): the §5.1 table is RFC_ROUNDS above;
+# Claims ledger. Numbers from RFC 6928: the §5.1 table is RFC_ROUNDS above;
 # §10.1 gives the latency and retransmission figures below. Sentences are ours.
 
 #: §10.1 (p. 11): average latency improvement of IW10 over IW3, % (AvgDC, SlowDC).
@@ -593,7 +593,7 @@ def ledger() -> list[Any]:
 
 
 def errata() -> list[Any]:
-    """Suspected errors in RFC 6928, with the evidence (seeds/002)."""
+    """Suspected errors in RFC 6928, with the evidence."""
     from iwlab.studies.claims import Erratum
 
     return [Erratum("RFC 6928 §5.1", "§5.1, p. 8, example under the table",

@@ -1,4 +1,4 @@
-"""SPEC S1.2 — "Impact of High TCP's Initial Window in Congested Links" (Nathan & Rai).
+"""Congested links (docs/studies.md) — "Impact of High TCP's Initial Window in Congested Links" (Nathan & Rai).
 
 IW3 vs IW10 for request/response flows of 9, 10, 21 and 22 segments (MSS 1448 with
 timestamps) over a congested 2 Mb/s, 200 ms RTT bottleneck, under three congestion patterns
@@ -61,7 +61,7 @@ def run(opts: Options, *, bandwidth_mbps: float | None = None, rtt_ms: float | N
                     sc = scenario(pattern, level, size, iw, p.duration, p.warmup, bw, rtt)
                     point = {"pattern": pattern, "level": level, "size": size, "iw": iw}
                     tasks.extend(_Task(f"{sc.hash()}-s{s}", point, s, sc) for s in range(1, p.seeds + 1))
-    flows = run_all(tasks, opts)
+    flows = run_all(tasks, opts, "main grid")
     n_bad = int(unreceived(flows).sum())
     runs = per_run(flows)
     tabs = tables(runs)
@@ -159,7 +159,7 @@ def variant_evidence(opts: Options, p: Plan, bw: float, rtt: float) -> dict[str,
                     sc = scenario(pattern, level, size, iw, p.duration, p.warmup, bw, rtt, **kw)
                     point = {"pattern": pattern, "level": level, "size": size, "iw": iw}
                     tasks.extend(_Task(f"{sc.hash()}-s{s}", point, s, sc) for s in range(1, p.seeds + 1))
-        runs = per_run(run_all(tasks, opts))
+        runs = per_run(run_all(tasks, opts, f"where: {label}"))
         tabs = {t.name: t for t in tables(runs)}
         out[label] = Evidence(tabs, evidence(runs), seeds=p.seeds)
     return out

@@ -1,4 +1,4 @@
-"""Congested-links study: the claims ledger — Nathan & Rai's claims (seeds/001) with the evidence cells
+"""Congested-links study: the claims ledger — Nathan & Rai's claims with the evidence cells
 they read (paired per seed)."""
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from iwlab.studies.congested_links.tables import _row, ratios
 
 
 # ---------------------------------------------------------------------------------------------
-# Claims ledger: Nathan & Rai's directional claims (seeds/001; the figures did not
+# Claims ledger: Nathan & Rai's directional claims (the figures did not
 # survive, so the claims are the directions their text states). Sentences are ours.
 
 HIGH = (80, 90, 95)

@@ -223,9 +223,10 @@ def _dask(tasks: list[_Task], address: str) -> Iterator[tuple[str, bytes]]:
             yield fut.result()
 
 
-def run_all(tasks: list[_Task], opts: Options) -> pd.DataFrame:
-    """Runs the tasks not yet stored under `opts.out/raw/runs/`; returns every task's flows."""
-    from tqdm import tqdm
+def run_all(tasks: list[_Task], opts: Options, phase: str = "runs") -> pd.DataFrame:
+    """Runs the tasks not yet stored under `opts.out/raw/runs/`; returns every task's flows.
+    `phase` names them on the progress line."""
+    from iwlab.sweep import progress_line
 
     runs = Path(opts.out) / "raw" / "runs"
     runs.mkdir(parents=True, exist_ok=True)
@@ -236,8 +237,8 @@ def run_all(tasks: list[_Task], opts: Options) -> pd.DataFrame:
         path = scen / f"{t.key.rsplit('-s', 1)[0]}.toml"
         if not path.exists():
             path.write_text(t.scenario.to_toml())
-    bar = tqdm(total=len({t.key for t in tasks}), initial=len({t.key for t in tasks}) - len(todo),
-               desc=NAME, unit="run", disable=not opts.progress, dynamic_ncols=True)
+    bar = progress_line(len({t.key for t in tasks}), len({t.key for t in tasks}) - len(todo), f"{NAME} · {phase}",
+                        opts.progress)
     try:
         stream = _dask(todo, opts.dask) if opts.dask else _local(todo, opts.jobs or os.cpu_count() or 1)
         for key, data in stream if todo else ():

@@ -1,6 +1,6 @@
 """RFC 2415 (Poduri & Nichols, 1998): "Simulation Studies of Increased Initial TCP Window Size".
 
-Re-runs the RFC's grid on the packaged `rfc2415` preset (SPEC S1.1) and lays the results out as
+Re-runs the RFC's grid on the packaged `rfc2415` preset (the RFC 2415 study, docs/studies.md) and lays the results out as
 the RFC's tables:
 
 * T1 / T4 — median web page delay (s at IW=1, % decrease at IW 2, 3, 4), HTTP/1.0 / HTTP/1.1;

@@ -1,4 +1,4 @@
-"""RFC 2415 study: the claims ledger — the RFC's published numbers (seeds/000, with page), the
+"""RFC 2415 study: the claims ledger — the RFC's published numbers (with the RFC's page numbers), the
 evidence cells the claims read, the claims and the suspected errata."""
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from iwlab.studies.rfc2415.tables import _label, _per_seed, _ratio
 
 
 # ---------------------------------------------------------------------------------------------
-# Claims ledger. Published numbers transcribed from RFC 2415 (seeds/000); the claims'
+# Claims ledger. Published numbers transcribed from RFC 2415; the claims'
 # sentences are ours. Page numbers are the RFC's.
 
 #: (webs, ftps) rows of Tables 1, 2 and 4, in the RFC's order.
@@ -314,7 +314,7 @@ def ledger() -> list[Any]:
 
 
 def errata() -> list[Any]:
-    """Suspected errors in RFC 2415, with the evidence (seeds/000)."""
+    """Suspected errors in RFC 2415, with the evidence."""
     from iwlab.studies.claims import Erratum
 
     return [

@@ -103,7 +103,8 @@ class _Runner:
         out = self.opts.out / "raw" / part
         t0 = time.perf_counter()
         df = sweep(sc.with_overrides({"duration": self.plan.duration}), grid=grid, seeds=self.plan.seeds,
-                   jobs=self.opts.jobs, dask=self.opts.dask, out=out, progress=self.opts.progress)
+                   jobs=self.opts.jobs, dask=self.opts.dask, out=out,
+                   progress=self.opts.progress and f"{NAME} · {part}")
         self.parts[part] = {"runs": len(df), "wall_s": round(time.perf_counter() - t0, 1),
                             "grid": {k: [_show(v) for v in vs] for k, vs in grid.items()}}
         return df
