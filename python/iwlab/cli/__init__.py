@@ -11,11 +11,27 @@ from __future__ import annotations
 import typer
 import typer.core
 
+from iwlab.cli.common import SHORT_HELP, HelpGroup
 
 
-class _OneLineUsageErrors(typer.core.TyperGroup):
+# `iwlab --help` lists the commands by purpose, in this order: panel → its commands (the
+# commands' names as they are; `build` sets each one's typer `rich_help_panel` from this).
+PANELS = (
+    ("Simulate", ("run", "trace", "presets", "show", "validate", "schema")),
+    ("Study", ("sweep", "report", "reproduce")),
+    ("Emulate (root: network namespaces)", ("emulate", "compare")),
+    ("Advise", ("advise",)),
+    ("Deploy (root: routes, eBPF)", ("plan", "apply", "rollback", "watch", "flow-iw")),
+    ("Conform", ("conform",)),
+    ("Probe", ("probe",)),
+)
+
+
+class _OneLineUsageErrors(HelpGroup):
     """click prints a usage error as four lines (usage, hint, blank, error); iwlab's bad input is
-    one line naming the option and the value, exit status 2, as every command's own errors."""
+    one line naming the option and the value, exit status 2, as every command's own errors.
+    The command list is grouped by `rich_help_panel` in plain text (rich's formatter would
+    double the start-up time) with every description whole, never cut with "..."."""
 
     def main(self, *args, standalone_mode: bool = True, **kwargs):
         import sys
@@ -35,10 +51,10 @@ class _OneLineUsageErrors(typer.core.TyperGroup):
             typer.echo(f"error: {' '.join(e.format_message().split())}{where}", err=True)
             sys.exit(2)
         except click_exception as e:
-            e.show()
+            typer.echo(f"error: {' '.join(e.format_message().split())}", err=True)
             sys.exit(e.exit_code)
         except typer.Abort:
-            typer.echo("Aborted!", err=True)
+            typer.echo("error: aborted", err=True)
             sys.exit(1)
         sys.exit(rv if isinstance(rv, int) else 0)
 
@@ -52,6 +68,19 @@ app = typer.Typer(name="iwlab", help="A laboratory for TCP's initial congestion 
 COMMAND_MODULES = ("run", "study", "reproduce", "emulate", "flow_iw", "deploy", "advise", "probe", "conform")
 
 
+def _panels(one: typer.Typer) -> None:
+    """Sets each registered command's and group's help panel from PANELS, in PANELS' order."""
+    panel_of = {name: panel for panel, names in PANELS for name in names}
+    order = {name: i for i, name in enumerate(n for _, names in PANELS for n in names)}
+    for info in (*one.registered_commands, *one.registered_groups):
+        name = info.name or (info.typer_instance.info.name if getattr(info, "typer_instance", None) else None)
+        info.rich_help_panel = panel_of.get(name, "Other")
+        if name in SHORT_HELP and hasattr(info, "short_help"):
+            info.short_help = SHORT_HELP[name]
+    one.registered_commands.sort(key=lambda c: order.get(c.name, len(order)))
+    one.registered_groups.sort(key=lambda g: order.get(g.name or g.typer_instance.info.name, len(order)))
+
+
 def build() -> typer.Typer:
     """Registers every command module's commands on `app` (once) and returns it."""
     import importlib
@@ -59,6 +88,7 @@ def build() -> typer.Typer:
     if not getattr(app, "_iwlab_built", False):
         for name in COMMAND_MODULES:
             importlib.import_module(f"iwlab.cli.{name}").register(app)
+        _panels(app)
         app._iwlab_built = True  # type: ignore[attr-defined]
     return app
 
@@ -70,6 +100,7 @@ def build_one(name: str) -> typer.Typer:
     one = typer.Typer(name="iwlab", help=app.info.help, no_args_is_help=True, rich_markup_mode=None,
                       cls=_OneLineUsageErrors)
     importlib.import_module(f"iwlab.cli.{name}").register(one)
+    _panels(one)
     return one
 
 

@@ -14,8 +14,9 @@ from contextlib import contextmanager
 from typing import Annotated, NoReturn, Optional
 
 import typer
+import typer.core
 
-__all__ = ["user_errors", "fail", "error", "load_scenario", "SetOption", "ScenarioArg", "SeedOption"]
+__all__ = ["user_errors", "fail", "error", "HelpGroup", "one_line", "load_scenario", "SetOption", "ScenarioArg", "SeedOption"]
 
 SetOption = Annotated[
     Optional[list[str]],
@@ -26,6 +27,37 @@ SetOption = Annotated[
 ScenarioArg = Annotated[str, typer.Argument(metavar="SCENARIO", help="A scenario file (TOML) or a preset name.")]
 SeedOption = Annotated[Optional[int], typer.Option("--seed", min=0, help="Seed of every random stream "
                                                                           "(default: the scenario's).")]
+
+
+# One-line descriptions for the list where a command's first paragraph is longer than a line.
+SHORT_HELP = {
+    "advise": "Recommend an initial window (or IW policy) for a network and a workload, with evidence.",
+    "probe": "Measure the initial window of servers from the outside (withholding every ACK).",
+}
+
+
+def one_line(cmd) -> str:
+    """A command's description for the list: its first paragraph, whole, on one line."""
+    text = cmd.short_help or (cmd.help or "").strip().split("\n\n")[0]
+    return " ".join(text.split())
+
+
+class HelpGroup(typer.core.TyperGroup):
+    """Plain-text help (rich's formatter would double the start-up time) that lists commands by
+    their typer `rich_help_panel`, each with its whole first paragraph, never cut with "..."."""
+
+    def format_commands(self, ctx, formatter) -> None:
+        panels: dict[str, list[tuple[str, str]]] = {}
+        for name in self.list_commands(ctx):
+            cmd = self.get_command(ctx, name)
+            if cmd is None or cmd.hidden:
+                continue
+            panel = getattr(cmd, "rich_help_panel", None)
+            panels.setdefault(panel if isinstance(panel, str) else "Commands", []).append((name, one_line(cmd)))
+        for panel, rows in panels.items():
+            with formatter.section(panel):
+                formatter.write_dl(rows, col_max=12)
+
 
 
 def error(message: object) -> None:

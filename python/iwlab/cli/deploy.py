@@ -9,6 +9,8 @@ from typing import Any, Optional
 
 import typer
 
+from iwlab.cli.common import HelpGroup
+
 H_NETNS = "network namespace (/run/netns/NAME); default: the root namespace"
 H_STATE = ("SQLite state file (default: /var/lib/iwlab/deploy.sqlite; with --netns NAME, "
            "/var/lib/iwlab/netns/NAME/deploy.sqlite)")
@@ -197,7 +199,8 @@ def rollback_cmd(netns: Optional[str] = typer.Option(None, "--netns", help=H_NET
         _print({"generation": out.generation, "edits": out.edits, "message": out.message, "flow_iw": hook}, as_json, msg)
 
 
-watch_app = typer.Typer(name="watch", help="Watch TCP connections, detect IW loss (RFC 6928), fall back.")
+watch_app = typer.Typer(name="watch", help="Watch TCP connections, detect IW loss (RFC 6928), fall back.",
+                        cls=HelpGroup, rich_markup_mode=None)
 
 
 @watch_app.callback(invoke_without_command=True)

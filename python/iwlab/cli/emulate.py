@@ -8,6 +8,8 @@ from typing import List, Optional
 
 import typer
 
+from iwlab.cli.common import fail
+
 H_OUT = "write flows/pages/links/queues.parquet and summary.json here"
 H_DURATION = "run only this long (e.g. 60s); the summary and the output say so"
 H_CAPTURE = "host whose interface tcpdump captures (e.g. right-0); repeatable"
@@ -88,8 +90,7 @@ def register(app: typer.Typer) -> None:
             r = em.emulate(scenario, seed=seed, out=out, duration=_seconds(duration), capture=capture,
                            keep_rundir=keep, replay=not own_draws, say=_say)
         except (em.EmulationError, em.PlanError, FileNotFoundError) as e:
-            typer.echo(f"iwlab emulate: {e}", err=True)
-            raise typer.Exit(1) from None
+            fail(f"emulate: {e}", 1)
         _report(r)
         if out is not None:
             typer.echo(f"records in {out}")
@@ -108,8 +109,7 @@ def register(app: typer.Typer) -> None:
         try:
             c = compare(scenario, seeds=seeds, duration=_seconds(duration), out=out, say=_say)
         except (em.EmulationError, em.PlanError, FileNotFoundError) as e:
-            typer.echo(f"iwlab compare: {e}", err=True)
-            raise typer.Exit(1) from None
+            fail(f"compare: {e}", 1)
         typer.echo(c.text())
         if out is not None:
             typer.echo(f"\nfigure: {Path(out) / 'compare-cdf.png'}")

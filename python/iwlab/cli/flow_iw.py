@@ -9,12 +9,14 @@ from typing import Any, Optional
 
 import typer
 
+from iwlab.cli.common import HelpGroup
+
 H_CGROUP = "cgroup below /sys/fs/cgroup/unified (created by attach when missing; never the root)"
 H_PINS = "bpffs directory holding iwlab's pins (mounted at /sys/fs/bpf when missing)"
 H_POLICY = "policy file; the route covering --route (default: the file's only or default route) sets the IWs"
 H_JSON = "print JSON instead of text"
 
-flow_iw = typer.Typer(name="flow-iw", no_args_is_help=True,
+flow_iw = typer.Typer(name="flow-iw", no_args_is_help=True, cls=HelpGroup, rich_markup_mode=None,
                       help="Per-flow initial window: eBPF programs on a cgroup, applications set IW(size).")
 
 
@@ -170,7 +172,7 @@ def iw_cmd(policy: Path = typer.Option(..., "--policy", help="policy file"),
     typer.echo(_call(lambda: FlowSizePolicy(policy).segments(size, mss, peer)))
 
 
-marks = typer.Typer(name="marks", no_args_is_help=True,
+marks = typer.Typer(name="marks", no_args_is_help=True, cls=HelpGroup, rich_markup_mode=None,
                     help="Route-mark variant for clients that know their size: SO_MARK → rule → a table "
                          "whose route has initcwnd IW(size).")
 flow_iw.add_typer(marks, name="marks")

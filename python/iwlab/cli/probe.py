@@ -92,7 +92,7 @@ def probe_cmd(targets: Optional[list[str]] = typer.Argument(None, metavar="TARGE
               as_json: bool = typer.Option(False, "--json", help="print JSON instead of text")) -> None:
     import signal
 
-    from iwlab.cli.common import fail
+    from iwlab.cli.common import error, fail
     from iwlab.probe import ProbeError, ProbeInputError, probe_many
 
     if quic:
@@ -130,10 +130,9 @@ def probe_cmd(targets: Optional[list[str]] = typer.Argument(None, metavar="TARGE
     except ProbeInputError as e:
         fail(str(e))
     except (ProbeError, PermissionError) as e:
-        typer.echo(f"iwlab: {e}", err=True)
-        raise typer.Exit(1)
+        fail(str(e), 1)
     except KeyboardInterrupt:
-        typer.echo("iwlab: interrupted (rules and sockets removed)", err=True)
+        error("interrupted (rules and sockets removed)")
         raise typer.Exit(130)
     finally:
         signal.signal(signal.SIGTERM, old)
@@ -142,7 +141,7 @@ def probe_cmd(targets: Optional[list[str]] = typer.Argument(None, metavar="TARGE
         if p.error:
             code = 1
             if len(todo) == 1 and not as_json:
-                typer.echo(f"iwlab: {p.error}", err=True)
+                error(p.error)
         elif expect is not None and any(r.lower_bound or r.segments != expect for r in p.results):
             code = 1
     if as_json:
@@ -153,7 +152,7 @@ def probe_cmd(targets: Optional[list[str]] = typer.Argument(None, metavar="TARGE
     if expect is not None and code == 1 and not as_json:
         bad = [p.target for p in results if not p.error and any(r.lower_bound or r.segments != expect for r in p.results)]
         if bad:
-            typer.echo(f"iwlab: --expect {expect}: not measured on {', '.join(bad)}", err=True)
+            error(f"--expect {expect}: not measured on {', '.join(bad)}")
     raise typer.Exit(code)
 
 
@@ -209,8 +208,7 @@ def verify_after_apply(target: str, server_netns: Optional[str], client_netns: O
     except ProbeInputError as e:
         fail(f"--verify-probe: {e}")
     except (ProbeError, PermissionError) as e:
-        typer.echo(f"iwlab: --verify-probe: {e}", err=True)
-        raise typer.Exit(1)
+        fail(f"--verify-probe: {e}", 1)
     typer.echo(v.message, err=not v.ok)
     if not v.ok:
         raise typer.Exit(1)

@@ -64,11 +64,11 @@ def reproduce(
                                                                "or all.")],
     quick: Annotated[bool, typer.Option("--quick", help="Fewer seeds and shorter runs (each study's report "
                                                         "says which).")] = False,
-    seeds: Annotated[Optional[int], typer.Option("--seeds", "-n", help="Seeds 1…N per scenario \\[default: the "
+    seeds: Annotated[Optional[int], typer.Option("--seeds", "-n", help="Seeds 1…N per scenario [default: the "
                                                                       "study's; fewer with --quick].")] = None,
     out: Annotated[Optional[Path], typer.Option("--out", "-o", help="Output folder (resumable) "
-                                                "\\[default: out/STUDY].")] = None,
-    jobs: Annotated[Optional[int], typer.Option("--jobs", "-j", help="Local worker processes \\[default: all "
+                                                "[default: out/STUDY].")] = None,
+    jobs: Annotated[Optional[int], typer.Option("--jobs", "-j", help="Local worker processes [default: all "
                                                                      "cores].")] = None,
     dask: Annotated[Optional[str], typer.Option("--dask", metavar="ADDR", help="Run on a Dask cluster: "
                                                 "tcp://host:port.")] = None,

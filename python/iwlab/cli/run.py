@@ -64,7 +64,7 @@ def run(
     scenario: ScenarioArg,
     seed: SeedOption = None,
     out: Annotated[Optional[Path], typer.Option("--out", "-o", help="Output folder "
-                                                "\\[default: out/NAME-seedN].")] = None,
+                                                "[default: out/NAME-seedN].")] = None,
     sets: SetOption = None,
     policy: Annotated[Optional[Path], typer.Option(
         "--policy", metavar="FILE", help="Simulate a policy file: its routes choose each sender's IW by the "
@@ -124,7 +124,7 @@ def trace(
     scenario: ScenarioArg,
     pcap: Annotated[Path, typer.Option("--pcap", help="The pcap file to write (Wireshark/tshark-readable).")],
     flows: Annotated[Optional[str], typer.Option("--flows", metavar="ID,ID,...", help="Only these flows (ids of "
-                                                 "the `flow` column) \\[default: all].")] = None,
+                                                 "the `flow` column) [default: all].")] = None,
     seed: SeedOption = None,
     sets: SetOption = None,
 ) -> None:
