@@ -32,7 +32,7 @@ from iwlab.emulate.units import queue_limit, rate_bps, rate_or_share, seconds, s
 REPO = Path(__file__).resolve().parents[1]
 SETUP = REPO / "python" / "iwlab" / "emulate" / "setup.sh"
 MSS = 1448
-SIZES = (9, 10, 21, 22)  # segments (SPEC S1.2: 9/21 need no extra round with IW3 compared to 10/22)
+SIZES = (9, 10, 21, 22)  # segments (Nathan & Rai: 9/21 need no extra round with IW3 compared to 10/22)
 
 # IW3 vs IW10 short flows on a lossless 10 Mb/s, 100 ms RTT path: completion time is set by
 # RTT and IW. Linux ACKs every segment (route `quickack 1`), so the simulator does too.
@@ -146,7 +146,7 @@ def test_distributions_follow_the_engines_laws():
     p = dists.normalize({"kind": "pareto", "shape": 1.2, "scale": 1122.46, "cap": 1e6}, 1.0)
     draws = sorted(dists.sample(p, rng) for _ in range(20001))
     assert draws[0] >= 1122.46 and draws[-1] <= 1e6
-    assert draws[10000] == pytest.approx(1122.46 * 2 ** (1 / 1.2), rel=0.05)  # median ≈ 2000 B (SPEC S1.1)
+    assert draws[10000] == pytest.approx(1122.46 * 2 ** (1 / 1.2), rel=0.05)  # median ≈ 2000 B (the RFC 2415 study, docs/studies.md)
     ln = dists.normalize({"kind": "lognormal", "median": 30, "mean": 45, "unit": "ms"}, 1e-3)
     assert math.exp(ln["mu"]) == pytest.approx(0.030)
     # Empirical: the left-continuous inverse; a first cdf > 0 is an atom at the first value.

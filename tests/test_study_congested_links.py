@@ -1,4 +1,4 @@
-"""The congested-links study (SPEC S1.2) in its tiny mode (IWLAB_STUDY_TINY=1: 2 seeds × 40 s,
+"""The congested-links study (docs/studies.md) in its tiny mode (IWLAB_STUDY_TINY=1: 2 seeds × 40 s,
 sizes 10 and 22, levels 60 and 95 %): tables, exact loss counting, report, conclusions."""
 
 from pathlib import Path

@@ -1,4 +1,4 @@
-"""The IW-function study (SPEC S1.4) in tiny mode (IWLAB_STUDY_TINY=1: 2 seeds × 120 s, RTTs 20
+"""The IW-function study (docs/studies.md) in tiny mode (IWLAB_STUDY_TINY=1: 2 seeds × 120 s, RTTs 20
 and 200 ms, C ∈ {4, 10, 45}, V ∈ {10, 45}): tables, the size-based IW as the records show it,
 report, conclusions."""
 

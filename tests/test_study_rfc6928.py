@@ -1,4 +1,4 @@
-"""The RFC 6928 study (SPEC S1.3): the §5.1 round-trip table by simulation equals the RFC's
+"""The RFC 6928 study (docs/studies.md): the §5.1 round-trip table by simulation equals the RFC's
 exactly; the population experiment and the fallback comparison in tiny mode
 (IWLAB_STUDY_TINY=1: 2 seeds × 40 s, 60 clients)."""
 

@@ -1,6 +1,6 @@
 """Statistics for studies: per-run metrics from records, and summaries across seeds.
 
-Per run (`run_metrics`): the figures of merit of SPEC S1 — median page delay, flow completion
+Per run (`run_metrics`): the figures of merit of the studies (docs/studies.md) — median page delay, flow completion
 times, bottleneck utilisation and drop rate per direction, goodput, network power
 (goodput / median delay), retransmission rate. Across runs (`summarize`): a statistic per
 group with a bootstrap confidence interval (`scipy.stats.bootstrap`, fixed seed), and
@@ -79,7 +79,7 @@ def cdf(x: Iterable[Any]) -> tuple[np.ndarray, np.ndarray]:
 
 
 def network_power(goodput: Any, delay: Any) -> Any:
-    """Network power = goodput / delay (SPEC S1.1); NaN where the delay is not > 0.
+    """Network power = goodput / delay (the RFC 2415 study, docs/studies.md); NaN where the delay is not > 0.
 
     Works on scalars, arrays and Series alike.
     """
@@ -223,7 +223,7 @@ def run_metrics(flows: pd.DataFrame, pages: pd.DataFrame, links: pd.DataFrame,
     * pages, pages_completed, median_page_delay, mean_page_delay (request of the primary to the
       last embedded object);
     * goodput_bps and power = goodput / fct_median; web_goodput_bps and web_power = web goodput /
-      median page delay; ftp_goodput_bps, ftp_median_delay and ftp_power (SPEC S1.1);
+      median page delay; ftp_goodput_bps, ftp_median_delay and ftp_power (the RFC 2415 study, docs/studies.md);
     * util_forward / util_reverse, drop_rate_forward / drop_rate_reverse, drops_forward /
       drops_reverse of the bottleneck (forward = left → right);
     * data_segments, retransmits, retransmit_rate = retransmits / data segments, timeouts,

@@ -31,7 +31,7 @@ PATTERNS = ("varying", "mixed")
 # keeps full all the time.
 ALL_PATTERNS = PATTERNS + ("long-lived",)
 
-# The preset's [tcp] before the profile existed (commit 21232e9), and its short flows'
+# The preset's [tcp] before the `linux` profile existed, and its short flows'
 # `tcp = { delayed_ack = false }`.
 EXPLICIT_TCP: dict[str, Any] = {
     "mss": "1448B", "timestamps": True, "cc": "cubic", "sack": True, "recovery": "sack", "limited_transmit": True,

@@ -14,7 +14,7 @@
 //!
 //! **Instance → hosts.** Instance `i` (0-based) of an entry runs between client host
 //! `(offset + i) mod C` of the `clients` group and server host `(offset + i) mod S` of the
-//! `servers` group (C, S: the groups' sizes) — SPEC S1.1: "web client i sits on client node
+//! `servers` group (C, S: the groups' sizes) — the RFC 2415 study (docs/studies.md): "web client i sits on client node
 //! i mod 4 and uses server node i mod 4". With `mapping = "distinct"` the hosts must not
 //! wrap: `offset + count` must not exceed either group, so every instance has hosts of its
 //! own. Several entries may share hosts.
@@ -238,7 +238,7 @@ macro_rules! app_kinds {
 
 app_kinds! {
     /// `kind = "ftp"`: repeated transfers, each on a new connection: the client sends
-    /// `request`, the server answers `size` (SPEC S1.1's FTP clients, 1 MB back to back).
+    /// `request`, the server answers `size` (the FTP clients of the RFC 2415 study, docs/studies.md: 1 MB back to back).
     Ftp(FtpParams) = "ftp" {
         /// Bytes per transfer, ≥ 1 (`"Nseg"`: N server MSS) (default 1MB = 10⁶ B).
         #[serde(default = "d_ftp_size")]
@@ -262,7 +262,7 @@ app_kinds! {
     }
     /// `kind = "web"`: an HTTP client: a page = a primary object, then `embedded_count`
     /// embedded objects (HTTP/1.0: on parallel new connections once the primary is in;
-    /// HTTP/1.1: on the page's one connection), then a think time. Defaults are SPEC S1.1's.
+    /// HTTP/1.1: on the page's one connection), then a think time. Defaults are the RFC 2415 study's (docs/studies.md).
     Web(WebParams) = "web" {
         /// `"1.0"` or `"1.1"` (default "1.0").
         #[serde(default)]
@@ -288,7 +288,7 @@ app_kinds! {
         pages: Option<u32>,
     }
     /// `kind = "short-flows"`: request/response flows of fixed size, each on a new
-    /// connection, started open loop (netperf-like; SPEC S1.2).
+    /// connection, started open loop (netperf-like; the congested-links study, docs/studies.md).
     ShortFlows(ShortFlowsParams) = "short-flows" {
         /// Request bytes, ≥ 1 (default 100B).
         #[serde(default = "d_short_request")]
@@ -302,7 +302,7 @@ app_kinds! {
         flows: Option<u32>,
     }
     /// `kind = "poisson-flows"`: one source of Poisson flow arrivals over `count` (client,
-    /// server) pairs chosen uniformly per flow; response sizes from `size` (SPEC S1.4, S3).
+    /// server) pairs chosen uniformly per flow; response sizes from `size` (the IW-function study, docs/studies.md; docs/scenario-format.md).
     /// Give exactly one of `rate` and `load`.
     PoissonFlows(PoissonFlowsParams) = "poisson-flows" {
         /// Response size, bytes, fixed or drawn per flow (its mean must be finite for `load`).
@@ -322,7 +322,7 @@ app_kinds! {
         flows: Option<u32>,
     }
     /// `kind = "udp"`: UDP background from the server to the client host, constant bit rate
-    /// or Poisson, each packet `payload` + 28 header bytes (SPEC S1.2 constant congestion).
+    /// or Poisson, each packet `payload` + 28 header bytes (the congested-links study's constant congestion, docs/studies.md).
     Udp(UdpParams) = "udp" {
         /// Wire rate (headers included): absolute (`"600kbps"`, > 0) or a share of the
         /// bottleneck in the servers' side → clients' side direction (`"60%"`, 0 < x ≤ 100).

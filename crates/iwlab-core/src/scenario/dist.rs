@@ -14,7 +14,7 @@
 //!   base unit of the field: **bytes** for sizes, **seconds** for times, **bits/s** for
 //!   rates; counts take no unit. Scaling by a unit multiplies the random variable (a
 //!   lognormal's `mu` moves by ln(unit)).
-//! * `min`, `cap` — draws are clamped to [min, cap] (SPEC S1.1 "capped at 1 MB").
+//! * `min`, `cap` — draws are clamped to [min, cap] (the RFC 2415 study's "capped at 1 MB", docs/studies.md).
 //!
 //! Parameter ranges are checked by the engine ([`crate::traffic::dist::DistConfig::build`]);
 //! its messages are re-addressed to the field path (`apps[2].think.hi = …`).

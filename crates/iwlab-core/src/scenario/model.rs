@@ -173,7 +173,7 @@ pub struct HostGroup {
 }
 
 /// A host's access link. `rate` and `delay` are fixed, or a distribution drawn **per host**
-/// from the scenario seed (population experiments, SPEC S1.3): the i-th host
+/// from the scenario seed (population experiments, the RFC 6928 study, docs/studies.md): the i-th host
 /// of the group gets the i-th draw of a stream owned by (group, field), so adding hosts never
 /// changes the earlier hosts' draws. Both directions get the same draw unless `up` overrides.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]

@@ -1,4 +1,4 @@
-//! Infinite bulk transfer (iperf-like, SPEC S1.2 long-lived flows): one connection whose
+//! Infinite bulk transfer (iperf-like, the congested-links study's long-lived flows, docs/studies.md): one connection whose
 //! data sender writes [`BULK_BYTES`] at once — more than any run can move — and never
 //! closes. Writing it all up front keeps the sender from ever waiting on the application.
 

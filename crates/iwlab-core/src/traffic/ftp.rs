@@ -1,4 +1,4 @@
-//! Repeated bulk transfers (SPEC S1.1 FTP clients): each transfer is a request/response on
+//! Repeated bulk transfers (the RFC 2415 study's FTP clients, docs/studies.md): each transfer is a request/response on
 //! a new connection; the next one opens the instant the previous response is complete, or
 //! after a gap drawn in seconds. `count` transfers, or until the run ends.
 

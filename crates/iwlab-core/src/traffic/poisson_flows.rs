@@ -1,4 +1,4 @@
-//! Poisson arrivals of flows (SPEC S3; S1.4's flow-size mixes): each arrival picks a
+//! Poisson arrivals of flows (docs/scenario-format.md; the IW-function study's flow-size mixes): each arrival picks a
 //! client/server pair uniformly at random, draws the response size (whole bytes, one at
 //! least) and runs a request/response on a new connection, open loop. The first arrival
 //! comes one exponential gap after the start. `count` flows, or until the run ends.

@@ -1,4 +1,4 @@
-//! Request/response flows of a fixed size, open loop (SPEC S1.2 netperf-like short flows):
+//! Request/response flows of a fixed size, open loop (the congested-links study's netperf-like short flows, docs/studies.md):
 //! each arrival opens a new connection whatever the earlier flows are doing. Periodic
 //! arrivals start at the application's start time and then every `period`; a Poisson
 //! process's first arrival comes one exponential gap after the start. `count` flows, or

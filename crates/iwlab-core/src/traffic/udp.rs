@@ -1,4 +1,4 @@
-//! UDP background (SPEC S1.2 "constant" congestion): datagrams of `payload` bytes from `src`
+//! UDP background (the congested-links study's "constant" congestion, docs/studies.md): datagrams of `payload` bytes from `src`
 //! to `dst` so that the rate *on the wire* (payload + 28 header bytes) is `rate_bps`.
 //!
 //! * Constant bit rate: packet k (from 0) leaves at start + ⌊k · bits · 10⁹ / rate⌋ ns, so

@@ -1,4 +1,4 @@
-//! A web client (SPEC S1.1): pages of one primary object and a drawn number of embedded
+//! A web client (the RFC 2415 study, docs/studies.md): pages of one primary object and a drawn number of embedded
 //! objects, then a think time, `pages` times or until the run ends.
 //!
 //! * HTTP/1.0: the primary is a request/response on its own connection; the instant its

@@ -1,4 +1,4 @@
-//! Built-in flow-size CDFs (SPEC S3: "built-ins for web search and heavy-tailed … mixes"),
+//! Built-in flow-size CDFs (docs/scenario-format.md: "built-ins for web search and heavy-tailed … mixes"),
 //! selected by name. Sizes are in **bytes** in both tables, exactly as in the files cited;
 //! no packet conversion is applied.
 //!

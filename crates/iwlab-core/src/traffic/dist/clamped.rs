@@ -1,6 +1,6 @@
 //! `min` and `cap` for any distribution: a draw x becomes max(min, min(x, cap)).
 //!
-//! Clamp, not resample. SPEC S1.1 says object sizes are "capped at 1 MB": the probability
+//! Clamp, not resample. RFC 2415's setup (docs/studies.md) says object sizes are "capped at 1 MB": the probability
 //! P(X > cap) becomes an atom at the cap. Resampling (truncation) would instead spread that
 //! mass over [scale, cap] and change the median; clamping keeps the median of the inner law
 //! (unless it lies outside [min, cap]) and takes exactly one inner draw per sample.

@@ -1,4 +1,4 @@
-//! A constant: every draw is the same value (fixed-size request/response flows, SPEC S1.2;
+//! A constant: every draw is the same value (fixed-size request/response flows, the congested-links study, docs/studies.md;
 //! the 1 MB FTP transfers of S1.1). Draws consume no randomness.
 
 use super::{check_non_negative, DistError, SizeDist};

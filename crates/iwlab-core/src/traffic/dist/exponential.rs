@@ -1,4 +1,4 @@
-//! Exponential with a given mean — Poisson flow arrivals (SPEC S3) draw their inter-arrival
+//! Exponential with a given mean — Poisson flow arrivals (docs/scenario-format.md) draw their inter-arrival
 //! times from it. Sampled with `rand_distr`'s ziggurat.
 
 use rand_distr::Distribution;

@@ -1,4 +1,4 @@
-//! Size and time distributions: object sizes (SPEC S1.1), flow sizes (S1.4, S3), think times.
+//! Size and time distributions: object sizes (the RFC 2415 study, docs/studies.md), flow sizes (the IW-function study; docs/scenario-format.md), think times.
 //!
 //! A scenario names a distribution with a plain-data [`DistConfig`]; [`DistConfig::build`]
 //! validates every parameter and returns an [`AnyDist`], an enum that dispatches by `match`
@@ -11,7 +11,7 @@
 //! * All values are non-negative (sizes in bytes, times in seconds — the caller decides
 //!   the unit and rounds sizes to whole bytes).
 //! * `cap` and `min` work on any distribution through the [`Clamped`] wrapper. They *clamp*
-//!   (a draw above the cap becomes the cap), they do not resample: SPEC S1.1 says object
+//!   (a draw above the cap becomes the cap), they do not resample: RFC 2415's setup (docs/studies.md) says object
 //!   sizes are "capped at 1 MB", and clamping keeps one uniform draw per sample, so the
 //!   random stream advances identically whatever the cap.
 //!
@@ -21,7 +21,7 @@
 //! use iwlab_core::engine::{RngStreams, StreamKind};
 //! use iwlab_core::traffic::dist::{DistConfig, SizeDist};
 //!
-//! // SPEC S1.1: web objects ~ Pareto I (shape 1.2, scale 1122.46 B), capped at 1 MB.
+//! // The RFC 2415 study (docs/studies.md): web objects ~ Pareto I (shape 1.2, scale 1122.46 B), capped at 1 MB.
 //! let cfg = DistConfig::Clamped {
 //!     inner: Box::new(DistConfig::Pareto { shape: 1.2, scale: 1122.46 }),
 //!     min: None,
@@ -391,7 +391,7 @@ mod tests {
 
     #[test]
     fn spec_s1_1_web_object_sizes_build_from_config() {
-        // SPEC S1.1: Pareto I, shape 1.2, scale 1122.46 bytes (median 2000), capped at 1 MB.
+        // The RFC 2415 study (docs/studies.md): Pareto I, shape 1.2, scale 1122.46 bytes (median 2000), capped at 1 MB.
         let d = DistConfig::Clamped {
             inner: Box::new(DistConfig::Pareto { shape: 1.2, scale: 1122.46 }),
             min: None,

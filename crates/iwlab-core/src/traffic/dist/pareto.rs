@@ -1,6 +1,6 @@
 //! Pareto type I: P(X > x) = (x_m/x)^α for x ≥ x_m (shape α, scale x_m).
 //!
-//! SPEC S1.1's web object sizes: α = 1.2, x_m = 1122.46 bytes, so the median
+//! The RFC 2415 study's web object sizes (docs/studies.md): α = 1.2, x_m = 1122.46 bytes, so the median
 //! x_m·2^(1/α) is 2000 bytes ("the median fits in two segments"), capped at 1 MB
 //! (wrap in [`super::Clamped`]). With α = 1.2 the mean is finite (α·x_m/(α−1) ≈ 6735 B)
 //! but the variance is not; the cap makes both finite.

@@ -1,4 +1,4 @@
-//! Uniform on [lo, hi] — e.g. the web think time, uniform in [1, 5] s (SPEC S1.1), and the
+//! Uniform on [lo, hi] — e.g. the web think time, uniform in [1, 5] s (the RFC 2415 study, docs/studies.md), and the
 //! client start times, uniform in [0, 5] s.
 
 use rand::Rng;
