@@ -9,7 +9,7 @@
 
 matplotlib and pandas are imported when a function is called, never by `import iwlab` or on
 the `iwlab run` path. Figures are drawn with the object API (`matplotlib.figure.Figure`, no
-pyplot state), so a notebook shows each one returned and a script saves it with
+pyplot state): a notebook shows each one returned (after `%matplotlib inline`), a script saves it with
 `fig.savefig(PATH)`. Every function takes `ax=` to draw into an existing axes instead.
 """
 
