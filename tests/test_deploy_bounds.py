@@ -289,3 +289,29 @@ def test_a_namespace_keeps_its_state_under_its_own_path(ns, files, tmp_path):
     assert not (tmp_path / "lib" / "deploy.sqlite").exists()
     iwlab("rollback", "--netns", NS, env=env)
     assert routes() == before
+
+
+def test_after_a_rollback_a_new_apply_of_the_same_file_resumes_the_learned_fallback(tmp_path):
+    """Rollback restores routes, not the watcher's learning: `apply` of the same policy text
+    starts from the watcher's snapshot (docs/deploy.md); any other text starts afresh."""
+    import time as _time
+
+    from iwlab.deploy import apply, plan
+    from iwlab.policy import Decider, parse_policy
+
+    text = ('[iw.policies]\nfb = { kind = "rfc6928-fallback", expiry = "3600s" }\n'
+            '[[routes]]\nprefix = "10.77.2.0/24"\npolicy = "fb"\n')
+    pf = parse_policy(text, "fb.toml")
+    now = _time.time_ns()
+    learned = Decider(pf)
+    before = learned.iw_segments("10.77.2.0/24", 1448, now)
+    learned.learn("10.77.2.0/24", now, {"kind": "loss_in_initial_window", "bytes_sent": 14480})
+    fallen = learned.iw_segments("10.77.2.0/24", 1448, now)
+    assert fallen < before
+    st = state.State(tmp_path / "s.sqlite")
+    st.add_counts(None, {}, learned.snapshot(), "fb.toml", plan.sha(pf.text))  # what a watcher stores
+    # (a rollback changes generations and routes only; the snapshot stays)
+    resumed = apply.iw_function(st, None, pf)("10.77.2.0/24", 1448)
+    assert resumed == fallen
+    changed = parse_policy(text + "\n# edited\n", "fb.toml")
+    assert apply.iw_function(st, None, changed)("10.77.2.0/24", 1448) == before
