@@ -161,7 +161,7 @@ def _quic(todo: list[str], path: str, timeout: float, netns: Optional[str], conc
     """`iwlab probe --quic`: one line (or JSON object) per target; exits."""
     import signal
 
-    from iwlab.cli.common import fail
+    from iwlab.cli.common import error, fail
     from iwlab.probe import ProbeError, ProbeInputError
     from iwlab.probe.quic import QuicError, probe_quic_many
 
@@ -178,10 +178,9 @@ def _quic(todo: list[str], path: str, timeout: float, netns: Optional[str], conc
     except ProbeInputError as e:
         fail(str(e))
     except (ProbeError, PermissionError) as e:
-        typer.echo(f"iwlab: {e}", err=True)
-        raise typer.Exit(1)
+        fail(str(e), 1)
     except KeyboardInterrupt:
-        typer.echo("iwlab: interrupted (connections closed)", err=True)
+        error("interrupted (connections closed)")
         raise typer.Exit(130)
     finally:
         signal.signal(signal.SIGTERM, old)
@@ -190,7 +189,7 @@ def _quic(todo: list[str], path: str, timeout: float, netns: Optional[str], conc
         typer.echo(json.dumps([r.to_json() for r in results], indent=2, sort_keys=True))
     elif len(todo) == 1:
         if failed:
-            typer.echo(f"iwlab: {results[0].error}", err=True)
+            error(results[0].error)
         else:
             typer.echo(results[0].line())
     raise typer.Exit(1 if failed else 0)
