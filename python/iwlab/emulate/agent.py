@@ -295,11 +295,12 @@ class Agent:
     # ---- client side ---------------------------------------------------------------------
     async def exchange(self, app: int, server: dict[str, Any], request: int, response: int,
                        label: dict[str, Any], mode: str = "exchange", sizes: list[int] | None = None,
-                       first_write: int | None = None, on_data=None) -> bool:
+                       first_write: int | None = None, on_data=None, server_iw: dict[str, Any] | None = None) -> bool:
         """One connection: request/response (or an HTTP/1.1 page, or bulk). True if complete.
 
         `request`/`response` are the bytes each side sends in all (declared to the IW policy);
-        `first_write` is what the client writes at once (default: all of `request`)."""
+        `first_write` is what the client writes at once (default: all of `request`); `server_iw`
+        is a mixed application's policy for this flow (default: the application's)."""
         loop = asyncio.get_running_loop()
         a = self.apps[app]
         declared_resp = None if mode.startswith("bulk") else response
@@ -307,12 +308,13 @@ class Agent:
         # The server's watcher decides its IW toward us (adaptive policy, iw.routes): connect from
         # our own address, which its routes cover, and learn the IW from the server's record.
         watched = [app, server["g"]] in self.watched
-        w_srv = None if watched else iw_segments(a["server_iw"], declared_resp)
+        w_srv = None if watched else iw_segments(server_iw or a["server_iw"], declared_resp)
         w_cli = iw_segments(a["client_iw"], declared_req)
         sock = self.tcp_socket(app)
         rec: dict[str, Any] = {"type": "client", "host": self.host, "app": app, **label,
                                "server_host": server["host"], "request_bytes": request,
                                "response_bytes": response, "iw_server": w_srv, "iw_client": w_cli,
+                               "iw_policy": (server_iw or {}).get("policy"),
                                "delivered": 0, "completed": False}
         buf = bytearray(262144)
         clamp = a.get("clamp")
@@ -370,7 +372,24 @@ class Agent:
             if self.now() >= self.stop_at:
                 return
             label = {"app_id": f["app_id"], "app_kind": f["app_kind"], "role": "transfer"}
-            self.spawn(self.exchange(f["app"], f["server"], f["request"], f["response"], label))
+            self.spawn(self.exchange(f["app"], f["server"], f["request"], f["response"], label,
+                                     server_iw=dict(f["server_iw"], policy=f["iw_policy"]) if f.get("server_iw") else None))
+
+    async def run_closed(self, x: dict[str, Any]) -> None:
+        """A closed-loop client: one flow at a time, the next `think` after the previous one's
+        last byte (or its failure); the reference's order and think times first, then own draws."""
+        rng = random.Random(x["seed"])
+        order = dists.MixOrder(x["mix"], x["mix_order"], rng.getrandbits(63))
+        await self.sleep_until(x["start"])
+        label = {"app_id": x["app_id"], "app_kind": "short", "role": "transfer"}
+        n = 0
+        while self.now() < self.stop_at and (x["flows"] is None or n < int(x["flows"])):
+            m = x["mix"][x["order"][n]] if n < len(x["order"]) else order.next()
+            await self.exchange(x["app"], x["server"], x["request"], m["response"], label,
+                                server_iw=dict(m["server_iw"], policy=m["policy"]))
+            think = x["thinks"][n] if n < len(x["thinks"]) else dists.sample(x["think"], rng)
+            n += 1
+            await asyncio.sleep(max(0.0, think))
 
     async def run_ftp(self, x: dict[str, Any]) -> None:
         rng = random.Random(x["seed"])
@@ -520,6 +539,8 @@ class Agent:
             self.spawn(self.run_schedule(self.cfg["schedule"]))
         for x in self.cfg["ftp"]:
             self.spawn(self.run_ftp(x))
+        for x in self.cfg.get("closed", []):
+            self.spawn(self.run_closed(x))
         for x in self.cfg["bulk"]:
             self.spawn(self.run_bulk(x))
         for x in self.cfg["web"]:

@@ -25,7 +25,7 @@ import random
 from pathlib import Path
 from typing import Any
 
-from iwlab.emulate.dists import draw_bytes, mean, normalize, sample
+from iwlab.emulate.dists import MIX_ORDERS, MixOrder, draw_bytes, mean, normalize, sample
 from iwlab.emulate.errors import PlanError
 from iwlab.emulate.tcp_options import maxseg, merged_tcp
 from iwlab.emulate.units import rate_bps, rate_or_share, seconds, size_bytes
@@ -85,7 +85,8 @@ class Workload:
         self.by_node = {h.node: h for h in hosts}
         self.agents: dict[str, dict[str, Any]] = {
             h.name: {"host": h.name, "g": h.g, "apps": {}, "listen": [], "udp_sinks": [], "schedule": [],
-                     "ftp": [], "bulk": [], "web": [], "udp": [], "watched": []} for h in hosts}
+                     "ftp": [], "bulk": [], "web": [], "udp": [], "closed": [], "watched": []}
+            for h in hosts}
         self.apps: list[dict[str, Any]] = []
         self.iw_values: set[int] = set()
         self.iw_max = 0  # the largest IW a watcher may give (receive buffers, plan.py)
@@ -187,6 +188,9 @@ class Workload:
             pol_s = iw_policy(self.data, app.get("server_iw") or default_iw, mss, self.notes)
             pol_c = iw_policy(self.data, app.get("client_iw") or default_iw, mss, self.notes)
             self.iw_values |= policy_windows(pol_s) | policy_windows(pol_c)
+            mix = self.mix(app, path, mss, default_iw) if kind == "short-flows" else None
+            for m in mix or []:
+                self.iw_values |= policy_windows(m["server_iw"])
             self.iw_max = max([self.iw_max, *(p["max"] for p in (pol_s, pol_c) if p["kind"] == "watch")])
             if tcp.get("rcv_wnd") is not None:
                 self.notes.append("tcp.rcv_wnd is kept by TCP_WINDOW_CLAMP on a fixed receive buffer, "
@@ -208,10 +212,16 @@ class Workload:
                     self.agents[s.name]["listen"].append(ai)
             request = size_bytes(app.get("request", "250B" if kind in ("ftp", "web") else "100B"), mss,
                                  f"{path}.request")
-            if kind in ("short-flows", "poisson-flows"):
+            if kind == "short-flows" and app["arrivals"]["kind"] == "closed-loop":
+                self._closed_loop(ai, app, path, base, pairs, request, mss, start, mix, flows_of)
+            elif kind in ("short-flows", "poisson-flows"):
                 rows = flows_of.get(base, []) if kind == "poisson-flows" else \
                     [r for i in range(count) for r in flows_of.get(base + i, [])]
-                if reference is not None:
+                if mix is not None and reference is not None:
+                    self._replay_mix(ai, rows, mix)
+                elif mix is not None:
+                    self._draw_mix(ai, app, path, base, pairs, request, start, mix)
+                elif reference is not None:
                     self._replay_open_loop(ai, kind, rows)
                 else:
                     self._draw_open_loop(ai, app, path, base, pairs, request, mss, start)
@@ -271,6 +281,99 @@ class Workload:
                             f"decides its IW toward {c.name} with policy {had['policy']!r} (one watcher route "
                             "per destination)")
 
+    # ---- mixes of (size, IW) and arrival processes (the arrival model of the engine) ------------
+    def mix(self, app: dict[str, Any], path: str, mss: int, default_iw: str | None) -> list[dict[str, Any]] | None:
+        """`mix`: each (response, server IW) combination as {response bytes, server policy, name};
+        None for an application with one response size and one IW."""
+        if app.get("mix") is None:
+            return None
+        if not app["mix"]:
+            raise PlanError(f"{path}.mix = []: expected at least one {{ response, server_iw }} combination")
+        out = []
+        for k, m in enumerate(app["mix"]):
+            name = m.get("server_iw") or app.get("server_iw") or default_iw
+            if name not in self.data["iw"]["policies"]:
+                raise PlanError(f"{path}.mix[{k}].server_iw = {name!r}: no such policy; allowed: "
+                                + ", ".join(sorted(self.data["iw"]["policies"])))
+            out.append({"response": size_bytes(m["response"], mss, f"{path}.mix[{k}].response"),
+                        "server_iw": iw_policy(self.data, name, mss, self.notes), "policy": name})
+        order = app.get("mix_order", "permuted-blocks")
+        if order not in MIX_ORDERS:
+            raise PlanError(f"{path}.mix_order = {order!r} is not allowed; allowed: {', '.join(MIX_ORDERS)}")
+        return out
+
+    def rate(self, app: dict[str, Any], path: str, mean_bytes: float) -> float:
+        """Flows per second of one instance: `rate`, or `load` x the bottleneck toward the clients
+        / (8 x mean response bytes)."""
+        arr = app["arrivals"]
+        if (arr.get("rate") is None) == (arr.get("load") is None):
+            raise PlanError(f"{path}.arrivals: exactly one of rate and load is allowed")
+        if arr.get("rate") is not None:
+            return float(arr["rate"])
+        return rate_or_share(arr["load"], self.toward_clients(app), f"{path}.arrivals.load") / (8.0 * mean_bytes)
+
+    def _draw_mix(self, ai, app, path, base, pairs, request, start, mix) -> None:
+        """Open-loop flows of a mixed application, drawn here (periodic or Poisson arrivals)."""
+        arr, limit = app["arrivals"], app.get("flows")
+        rate = self.rate(app, path, sum(m["response"] for m in mix) / len(mix)) if arr["kind"] == "poisson" else None
+        for i, (c, s) in enumerate(pairs):
+            rng = random.Random(seed_for(self.seed, ai, i, "arrivals"))
+            order = MixOrder(mix, app.get("mix_order", "permuted-blocks"), seed_for(self.seed, ai, i, "mix"))
+            t, k = start(i) + (rng.expovariate(rate) if rate else 0.0), 0
+            while t < self.duration and (limit is None or k < int(limit)):
+                m = order.next()
+                self.agents[c.name]["schedule"].append({
+                    "t": t, "app": ai, "app_id": base + i, "app_kind": "short", "server": self.srv(s),
+                    "request": request, "response": m["response"], "server_iw": m["server_iw"],
+                    "iw_policy": m["policy"]})
+                k += 1
+                t += rng.expovariate(rate) if rate else seconds(arr["period"], f"{path}.arrivals.period")
+
+    def _replay_mix(self, ai: int, rows: list[dict[str, Any]], mix: list[dict[str, Any]]) -> None:
+        """The reference's flows of a mixed application: start, size and the IW policy it used."""
+        by = {(m["response"], m["policy"]): m for m in mix}
+        for r in rows:
+            t = float(r["start"])
+            if t >= self.duration:
+                continue
+            m = by.get((int(r["response_bytes"]), r.get("iw_policy")))
+            if m is None:
+                raise PlanError(f"reference flow {r.get('flow')}: ({r['response_bytes']} B, {r.get('iw_policy')!r}) "
+                                "is not in the application's mix")
+            c, s = self.by_node[int(r["client"])], self.by_node[int(r["server"])]
+            self.agents[c.name]["schedule"].append({
+                "t": t, "app": ai, "app_id": int(r["app"]), "app_kind": "short", "server": self.srv(s),
+                "request": int(r["request_bytes"]), "response": m["response"], "server_iw": m["server_iw"],
+                "iw_policy": m["policy"]})
+
+    def _closed_loop(self, ai, app, path, base, pairs, request, mss, start, mix, flows_of) -> None:
+        """One flow at a time per instance; the next starts `think` after the previous one's last
+        byte. With a reference, its (size, IW) order and think times (next start - last byte)
+        are replayed while its records hold them; then the agent draws its own."""
+        think = self.dist(app["arrivals"]["think"], "s", f"{path}.arrivals.think")
+        if mix is None:
+            pol = iw_policy(self.data, app.get("server_iw") or (self.data.get("iw") or {}).get("default"), mss,
+                            self.notes)
+            mix = [{"response": size_bytes(app["response"], mss, f"{path}.response"), "server_iw": pol,
+                    "policy": app.get("server_iw") or self.data["iw"]["default"]}]
+        by = {(m["response"], m["policy"]): k for k, m in enumerate(mix)}
+        for i, (c, s) in enumerate(pairs):
+            rows = sorted(flows_of.get(base + i, []), key=lambda r: r["start"])
+            order, thinks = [], []
+            for a, b in zip(rows, rows[1:] + [None]):
+                k = by.get((int(a["response_bytes"]), a.get("iw_policy", mix[0]["policy"])))
+                if k is None:
+                    break
+                order.append(k)
+                if b is None or a["last_byte"] is None:
+                    break
+                thinks.append(float(b["start"]) - float(a["last_byte"]))
+            self.agents[c.name]["closed"].append({
+                "app": ai, "app_id": base + i, "start": start(i), "server": self.srv(s), "request": request,
+                "mix": mix, "mix_order": app.get("mix_order", "permuted-blocks"), "think": think,
+                "order": order, "thinks": thinks, "flows": app.get("flows"),
+                "seed": seed_for(self.seed, ai, i, "closed-loop")})
+
     def _replay_open_loop(self, ai: int, kind: str, rows: list[dict[str, Any]]) -> None:
         for r in rows:
             t = float(r["start"])
@@ -287,17 +390,18 @@ class Workload:
         if kind == "short-flows":
             response = size_bytes(app["response"], mss, f"{path}.response")
             arr = app["arrivals"]
+            rate = self.rate(app, path, response) if arr["kind"] == "poisson" else None
             for i, (c, s) in enumerate(pairs):
                 rng = random.Random(seed_for(self.seed, ai, i, "arrivals"))
                 t, k = start(i), 0
                 if arr["kind"] == "poisson":
-                    t += rng.expovariate(float(arr["rate"]))
+                    t += rng.expovariate(rate)
                 while t < self.duration and (limit is None or k < int(limit)):
                     self.agents[c.name]["schedule"].append({"t": t, "app": ai, "app_id": base + i, "app_kind": "short",
                                                             "server": self.srv(s), "request": request,
                                                             "response": response})
                     k += 1
-                    t += seconds(arr["period"]) if arr["kind"] == "periodic" else rng.expovariate(float(arr["rate"]))
+                    t += seconds(arr["period"]) if arr["kind"] == "periodic" else rng.expovariate(rate)
             return
         size_d = self.dist(app["size"], "B", f"{path}.size", mss)
         if app.get("rate") is not None:
