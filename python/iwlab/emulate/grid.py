@@ -309,7 +309,8 @@ def run_unit(grid: Grid, cell: Cell, seed: int, rt_priority: int | None = 50) ->
     th = threading.Thread(target=sample_load, daemon=True)
     th.start()
     try:
-        res = emulate(sc, seed=seed, replay=False, capture=[CLIENT_HOST], out=tmp / "raw", relay_rt=rt_priority)
+        res = emulate(sc, seed=seed, replay=False, capture=[CLIENT_HOST], out=tmp / "raw", relay_rt=rt_priority,
+                      save=False)
     finally:
         stop.set()
     loads.append(os.getloadavg()[0])

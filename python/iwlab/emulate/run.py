@@ -228,14 +228,15 @@ def pool_slots(plan: Plan) -> int:
 
 def emulate(scenario, seed: int | None = None, out: str | Path | None = None, duration: float | None = None,
             capture: list[str] | tuple[str, ...] = (), keep_rundir: bool = False, replay: bool = True,
-            say: Callable[[str], None] | None = None, relay_rt: int | None = None):
+            say: Callable[[str], None] | None = None, relay_rt: int | None = None, save: bool = True):
     """Runs `scenario` once on real kernel TCP stacks in network namespaces.
 
     `duration` shortens the run (seconds, at most the scenario's); `capture` names hosts
     (`"right-0"`) whose interface is captured with tcpdump into `<out>/capture-<host>.pcap`;
     `replay` takes the workload's random draws from the simulator's run of the same scenario
     and seed (workload.py); `relay_rt` runs the relay at this SCHED_FIFO priority (`chrt -f`), so a
-    busy machine delays the link model less. Returns an `iwlab.Result` whose summary has
+    busy machine delays the link model less; `save=False` writes only the captures to `out`, not the
+    records (the caller stores them its own way). Returns an `iwlab.Result` whose summary has
     `"mode": "emulated"`."""
     from iwlab.api import Result
     from iwlab.scenario import Scenario, load
@@ -283,7 +284,7 @@ def emulate(scenario, seed: int | None = None, out: str | Path | None = None, du
     summary["workload"] = "replayed from the simulator's run" if replay else "drawn by the emulator"
     result = Result(scenario=sc, seed=plan.seed, flows=flows, pages=pages, links=links, queues=collect.queues(),
                     summary=summary)
-    if out is not None:
+    if out is not None and save:
         result.save(out)
     return result
 
