@@ -84,6 +84,7 @@ class Grid:
         self.warmup = float(run.get("warmup_seconds", 5))
         self.halfwidth = float(run["ci_halfwidth"])
         self.flow_cap = int(run["flow_cap"])
+        self.min_units = int(run.get("min_units", 1))
 
     @classmethod
     def load(cls, path: str | Path) -> "Grid":
@@ -251,7 +252,7 @@ def cell_state(grid: Grid, cell: Cell) -> dict[str, Any]:
     half = ((t["ratio_hi"] - t["ratio_lo"]) / 2).fillna(float("inf"))
     widest = float(half.max())
     return {"cell": cell.name, "units": len(seeds), "flows": n, "widest": widest,
-            "done": widest <= grid.halfwidth or n >= grid.flow_cap}
+            "done": (widest <= grid.halfwidth and len(seeds) >= grid.min_units) or n >= grid.flow_cap}
 
 
 # ---- one unit on the kernel --------------------------------------------------------------------
@@ -347,16 +348,29 @@ def run_unit(grid: Grid, cell: Cell, seed: int, rt_priority: int | None = 50) ->
 
 
 # ---- the scheduler -----------------------------------------------------------------------------
+def in_progress(grid: Grid) -> dict[str, list[int]]:
+    """Cells with a unit being written by a live process (any runner): cell → seeds."""
+    out: dict[str, list[int]] = {}
+    for d in grid.store.glob("*/.tmp-seed-*-*") if grid.store.exists() else []:
+        seed, pid = d.name[len(".tmp-seed-"):].rsplit("-", 1)
+        if Path(f"/proc/{pid}").exists():
+            out.setdefault(d.parent.name, []).append(int(seed))
+    return out
+
+
 def next_units(grid: Grid, busy: set[str], k: int) -> list[tuple[Cell, int]]:
-    """Up to `k` (cell, seed) units to run now, none in a cell already running: first every
-    never-measured cell in slice order, then the cells with the widest CI."""
+    """Up to `k` (cell, seed) units to run now, none in a cell already running (here or in
+    another runner): first every never-measured cell in slice order, then the cells with the
+    widest CI."""
+    live = in_progress(grid)
+    busy = set(busy) | set(live)
     states = [(c, cell_state(grid, c)) for c in grid.cells()]
     todo = [(c, st) for c, st in states if not st["done"] and c.name not in busy]
     fresh = [(c, st) for c, st in todo if st["units"] == 0]
     rest = sorted((x for x in todo if x[1]["units"] > 0), key=lambda x: -x[1]["widest"])
     out = []
     for c, _ in [*fresh, *rest][:k]:
-        seeds = stored_seeds(grid, c)
+        seeds = stored_seeds(grid, c) + live.get(c.name, [])
         out.append((c, max(seeds, default=0) + 1))
     return out
 
@@ -373,7 +387,7 @@ def run(grid: Grid, parallel: int, log: Path | None, max_units: int | None = Non
                       flush=True)
                 del running[name]
         if max_units is None or started < max_units:
-            room = parallel - len(running)
+            room = parallel - len(set(running) | set(in_progress(grid)))  # other runners' units count too
             if max_units is not None:
                 room = min(room, max_units - started)
             for c, s in next_units(grid, set(running), room) if room > 0 else []:
