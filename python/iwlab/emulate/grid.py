@@ -260,15 +260,30 @@ def first_flight_losses(flows: pd.DataFrame, capture: Path, mss: int, within: fl
                         world: str = "kernel") -> pd.Series:
     """Per short flow (index of `flows`): first-flight segments (and lone FIN) that did not cross
     the bottleneck, read from the client's capture or the simulator's trace
-    (flight_loss.first_flight); NaN where the capture and the records do not pair one to one."""
+    (flight_loss.first_flight); NaN for a flow without its connection in the capture."""
     from iwlab.emulate import flight_loss, pcap
 
     out = pd.Series(np.nan, index=flows.index, dtype=float)
     short = flows[flows["app_kind"] == "short"].sort_values("start", kind="stable")
     conns = sorted(flight_loss.by_client(pcap.read(capture)).values(), key=lambda c: c["syn"])
-    if len(conns) != len(short):
+    if not conns or not len(short):
         return out
-    for (idx, f), c in zip(short.iterrows(), conns):
+    # The capture's clock and the records' differ by a constant: pair each flow with the SYN
+    # nearest to its start shifted by the offset that pairs the most flows within 20 ms (one of
+    # the first SYNs with one of the first flows; robust to a connection missing on either side).
+    syn = np.array([c["syn"] for c in conns])
+    starts = short["start"].to_numpy(dtype=float)
+
+    def matched(off: float) -> int:
+        return int((np.abs(syn[np.clip(np.searchsorted(syn, starts + off), 0, len(syn) - 1)] - starts - off) < 0.02).sum()
+                   + (np.abs(syn[np.clip(np.searchsorted(syn, starts + off) - 1, 0, len(syn) - 1)] - starts - off) < 0.02).sum())
+
+    offset = max((syn[i] - starts[j] for i in range(min(3, len(syn))) for j in range(min(3, len(starts)))), key=matched)
+    for (idx, f), t0 in zip(short.iterrows(), starts + offset):
+        j = int(np.argmin(np.abs(syn - t0)))
+        if abs(syn[j] - t0) > 0.02:
+            continue
+        c = conns[j]
         iw = int(f["iw_segments"]) if pd.notna(f["iw_segments"]) else 0
         segs = -(-int(f["response_bytes"]) // mss)
         got = flight_loss.first_flight(c["server"], mss, segs, iw, world, within)
