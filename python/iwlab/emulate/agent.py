@@ -314,7 +314,7 @@ class Agent:
         rec: dict[str, Any] = {"type": "client", "host": self.host, "app": app, **label,
                                "server_host": server["host"], "request_bytes": request,
                                "response_bytes": response, "iw_server": w_srv, "iw_client": w_cli,
-                               "iw_policy": (server_iw or {}).get("policy"),
+                               "server_policy": (server_iw or {}).get("policy"),
                                "delivered": 0, "completed": False}
         buf = bytearray(262144)
         clamp = a.get("clamp")
@@ -373,7 +373,7 @@ class Agent:
                 return
             label = {"app_id": f["app_id"], "app_kind": f["app_kind"], "role": "transfer"}
             self.spawn(self.exchange(f["app"], f["server"], f["request"], f["response"], label,
-                                     server_iw=dict(f["server_iw"], policy=f["iw_policy"]) if f.get("server_iw") else None))
+                                     server_iw=dict(f["server_iw"], policy=f["server_policy"]) if f.get("server_iw") else None))
 
     async def run_closed(self, x: dict[str, Any]) -> None:
         """A closed-loop client: one flow at a time, the next `think` after the previous one's

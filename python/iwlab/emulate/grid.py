@@ -39,7 +39,7 @@ from iwlab.emulate.units import seconds
 
 SHORT_APP = "client"
 CLIENT_HOST = "left-0"
-FLOW_COLUMNS = ["app", "app_kind", "start", "request_bytes", "response_bytes", "iw_segments", "iw_policy", "completed",
+FLOW_COLUMNS = ["app", "app_kind", "start", "request_bytes", "response_bytes", "iw_segments", "server_iw", "completed",
                 "completion", "first_byte", "last_byte", "data_segments", "retransmits", "timeouts", "in_warmup"]
 SYSCTLS = ["net.core.default_qdisc", "kernel.sched_rt_runtime_us", "net.ipv4.tcp_congestion_control"]
 
@@ -198,6 +198,8 @@ def load_flows(grid: Grid, cell: Cell) -> pd.DataFrame:
     parts = []
     for s in stored_seeds(grid, cell):
         f = pd.read_parquet(unit_dir(grid, cell, s) / "flows.parquet")
+        if "server_iw" not in f:  # units stored before the records named the server's policy
+            f = f.rename(columns={"iw_policy": "server_iw"})
         parts.append(f.assign(seed=s))
     if not parts:
         return pd.DataFrame(columns=[*FLOW_COLUMNS, "seed"])

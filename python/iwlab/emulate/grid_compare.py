@@ -71,7 +71,7 @@ def replay_csv(flows: pd.DataFrame, path: Path) -> Path:
     """A kernel unit's short flows as the arrivals `replay` file: start, response, server_iw."""
     s = flows[flows["app_kind"] == "short"].sort_values("start")
     pd.DataFrame({"start": s["start"].astype(float), "response": s["response_bytes"].astype("int64"),
-                  "server_iw": s["iw_policy"].astype(str), "request": s["request_bytes"].astype("int64")}
+                  "server_iw": s["server_iw"].astype(str), "request": s["request_bytes"].astype("int64")}
                  ).to_csv(path, index=False)
     return path
 
@@ -101,6 +101,8 @@ def simulate(grid: Grid, cells: list[Cell], sim_seeds: int, replay: bool, first_
         if replay:
             for s in stored_seeds(grid, c):
                 kf = pd.read_parquet(unit_dir(grid, c, s) / "flows.parquet")
+                if "server_iw" not in kf:
+                    kf = kf.rename(columns={"iw_policy": "server_iw"})
                 f = replay_csv(kf, tmp / f"{c.name}-{s}.csv")
                 jobs.append((str(grid.path), c.name, "replay", s, False, str(f)))
     if workers > 1:

@@ -199,7 +199,8 @@ class Workload:
                    "clamp": size_bytes(tcp["rcv_wnd"], mss) if tcp.get("rcv_wnd") is not None else None,
                    "server_iw": pol_s, "client_iw": pol_c, "port": APP_PORT + ai,
                    "pacing": bool(tcp.get("pacing")), "paced_iw": bool(tcp.get("paced_iw"))}
-            meta.update(server_iw=pol_s["name"], client_iw=pol_c["name"], label=APP_KIND_LABEL[kind])
+            meta.update(server_iw=pol_s["name"], client_iw=pol_c["name"], label=APP_KIND_LABEL[kind],
+                        server_policy=app.get("server_iw") or default_iw)
             if pol_c["kind"] == "watch":
                 self.notes.append(f"{path}.client_iw: the client's side of an adaptive policy starts every "
                                   f"connection with its first window ({pol_c['w']} segments); the watcher decides "
@@ -212,6 +213,9 @@ class Workload:
                     self.agents[s.name]["listen"].append(ai)
             request = size_bytes(app.get("request", "250B" if kind in ("ftp", "web") else "100B"), mss,
                                  f"{path}.request")
+            if kind == "short-flows" and app["arrivals"]["kind"] not in ("periodic", "poisson", "closed-loop"):
+                raise PlanError(f"{path}.arrivals.kind = {app['arrivals']['kind']!r} cannot be emulated yet; the "
+                                "emulator runs periodic, Poisson and closed-loop short flows")
             if kind == "short-flows" and app["arrivals"]["kind"] == "closed-loop":
                 self._closed_loop(ai, app, path, base, pairs, request, mss, start, mix, flows_of)
             elif kind in ("short-flows", "poisson-flows"):
@@ -325,7 +329,7 @@ class Workload:
                 self.agents[c.name]["schedule"].append({
                     "t": t, "app": ai, "app_id": base + i, "app_kind": "short", "server": self.srv(s),
                     "request": request, "response": m["response"], "server_iw": m["server_iw"],
-                    "iw_policy": m["policy"]})
+                    "server_policy": m["policy"]})
                 k += 1
                 t += rng.expovariate(rate) if rate else seconds(arr["period"], f"{path}.arrivals.period")
 
@@ -336,15 +340,15 @@ class Workload:
             t = float(r["start"])
             if t >= self.duration:
                 continue
-            m = by.get((int(r["response_bytes"]), r.get("iw_policy")))
+            m = by.get((int(r["response_bytes"]), r.get("server_iw")))
             if m is None:
-                raise PlanError(f"reference flow {r.get('flow')}: ({r['response_bytes']} B, {r.get('iw_policy')!r}) "
+                raise PlanError(f"reference flow {r.get('flow')}: ({r['response_bytes']} B, {r.get('server_iw')!r}) "
                                 "is not in the application's mix")
             c, s = self.by_node[int(r["client"])], self.by_node[int(r["server"])]
             self.agents[c.name]["schedule"].append({
                 "t": t, "app": ai, "app_id": int(r["app"]), "app_kind": "short", "server": self.srv(s),
                 "request": int(r["request_bytes"]), "response": m["response"], "server_iw": m["server_iw"],
-                "iw_policy": m["policy"]})
+                "server_policy": m["policy"]})
 
     def _closed_loop(self, ai, app, path, base, pairs, request, mss, start, mix, flows_of) -> None:
         """One flow at a time per instance; the next starts `think` after the previous one's last
@@ -361,7 +365,7 @@ class Workload:
             rows = sorted(flows_of.get(base + i, []), key=lambda r: r["start"])
             order, thinks = [], []
             for a, b in zip(rows, rows[1:] + [None]):
-                k = by.get((int(a["response_bytes"]), a.get("iw_policy", mix[0]["policy"])))
+                k = by.get((int(a["response_bytes"]), a.get("server_iw") or mix[0]["policy"]))
                 if k is None:
                     break
                 order.append(k)
