@@ -41,6 +41,12 @@ class GridComparison:
     slices: pd.DataFrame        # mean |Δ|, in-CI count, noise floor per slice
     sensitivity: pd.DataFrame   # size x background x arrivals: kernel and engine ratios
 
+    def markdown(self) -> str:
+        cols = ["cell", "size", "n_kernel", "kern_ratio", "kern_lo", "kern_hi", "sim_ratio", "delta", "in_ci",
+                "replay_ratio", "replay_delta", "kern_rto", "sim_rto", "kern_ff", "sim_ff"]
+        return "\n\n".join([md_table(self.rows[[c for c in cols if c in self.rows]]), md_table(self.slices),
+                             md_table(self.sensitivity, 2)]) + "\n"
+
     def text(self) -> str:
         cols = ["cell", "size", "n_kernel", "kern_ratio", "kern_lo", "kern_hi", "sim_ratio", "delta", "in_ci",
                 "replay_ratio", "replay_delta", "kern_rto", "sim_rto", "kern_ff", "sim_ff"]
@@ -199,7 +205,19 @@ def compare_grid(grid_path: str | Path, sim_seeds: int = 4, replay: bool = True,
         res.slices.to_csv(out / "grid-slices.csv", index=False)
         res.sensitivity.to_csv(out / "grid-sensitivity.csv", index=False)
         (out / "grid-report.html").write_text(html_report(res, grid))
+        (out / "grid-tables.md").write_text(res.markdown())
     return res
+
+
+def md_table(df: pd.DataFrame, digits: int = 3) -> str:
+    def cell(v: Any) -> str:
+        if isinstance(v, (float, np.floating)):
+            return "" if not np.isfinite(v) else f"{v:.{digits}f}"
+        return str(v)
+
+    lines = ["| " + " | ".join(map(str, df.columns)) + " |", "|" + "---|" * len(df.columns)]
+    lines += ["| " + " | ".join(cell(v) for v in row) + " |" for row in df.itertuples(index=False)]
+    return "\n".join(lines)
 
 
 # ---- the HTML report ---------------------------------------------------------------------------
