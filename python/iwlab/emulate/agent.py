@@ -13,6 +13,7 @@ applications on the real kernel TCP stack, with times in seconds since T0:
   `tcp_info` when it sees the client's FIN (by then all its data is acknowledged);
 * **HTTP/1.1 pages**: one connection; the server answers object i as soon as request i has
   arrived; the client pipelines the embedded requests once the primary is in;
+* **closed-loop short flows**: one exchange at a time, then the think time before the next;
 * **bulk**: the sender writes until the run stops;
 * **UDP**: constant bit rate or Poisson datagrams at a wire rate (payload + 28 bytes).
 
@@ -74,6 +75,24 @@ def iw_segments(policy: dict[str, Any], declared: int | None) -> int:
     if declared <= theta:
         return v
     return (theta * v + (declared - theta) * lo) // declared
+
+
+def mix_picks(n: int, order: str, rng: random.Random):
+    """Indices into a mix of `n` (size, IW) combinations, without end, in `order`: "cyclic" (as
+    given), "random" (uniform, independent) or "permuted-blocks" (every combination once per block,
+    each block in its own order) — the simulator's orders (crates/iwlab-core/src/traffic/arrivals.rs),
+    with Python's draws."""
+    block, k = list(range(n)), 0
+    while True:
+        if n == 1 or order == "cyclic":
+            yield k % n
+        elif order == "random":
+            yield rng.randrange(n)
+        else:
+            if k % n == 0:
+                rng.shuffle(block)
+            yield block[k % n]
+        k += 1
 
 
 def tcp_info(sock: socket.socket) -> dict[str, Any] | None:
@@ -299,22 +318,21 @@ class Agent:
         """One connection: request/response (or an HTTP/1.1 page, or bulk). True if complete.
 
         `request`/`response` are the bytes each side sends in all (declared to the IW policy);
-        `first_write` is what the client writes at once (default: all of `request`); `server_iw`
-        is a mixed application's policy for this flow (default: the application's)."""
+        `first_write` is what the client writes at once (default: all of `request`); `server_iw`:
+        this flow's server policy (a mix's combination), default the application's."""
         loop = asyncio.get_running_loop()
         a = self.apps[app]
         declared_resp = None if mode.startswith("bulk") else response
         declared_req = None if mode.startswith("bulk") else request
         # The server's watcher decides its IW toward us (adaptive policy, iw.routes): connect from
         # our own address, which its routes cover, and learn the IW from the server's record.
-        watched = [app, server["g"]] in self.watched
+        watched = [app, server["g"]] in self.watched and server_iw is None
         w_srv = None if watched else iw_segments(server_iw or a["server_iw"], declared_resp)
         w_cli = iw_segments(a["client_iw"], declared_req)
         sock = self.tcp_socket(app)
         rec: dict[str, Any] = {"type": "client", "host": self.host, "app": app, **label,
                                "server_host": server["host"], "request_bytes": request,
                                "response_bytes": response, "iw_server": w_srv, "iw_client": w_cli,
-                               "server_policy": (server_iw or {}).get("policy"),
                                "delivered": 0, "completed": False}
         buf = bytearray(262144)
         clamp = a.get("clamp")
@@ -372,23 +390,30 @@ class Agent:
             if self.now() >= self.stop_at:
                 return
             label = {"app_id": f["app_id"], "app_kind": f["app_kind"], "role": "transfer"}
+            if f.get("policy") is not None:
+                label.update(server_policy=f["policy"], server_kind=f["iw"]["name"])
             self.spawn(self.exchange(f["app"], f["server"], f["request"], f["response"], label,
-                                     server_iw=dict(f["server_iw"], policy=f["server_policy"]) if f.get("server_iw") else None))
+                                     server_iw=f.get("iw")))
 
     async def run_closed(self, x: dict[str, Any]) -> None:
-        """A closed-loop client: one flow at a time, the next `think` after the previous one's
-        last byte (or its failure); the reference's order and think times first, then own draws."""
+        """A closed-loop short-flows client: one flow at a time, then the think time (from its
+        completion or failure) before the next. The reference's (size, IW) sequence and think
+        times first, while it has them; then its own draws."""
         rng = random.Random(x["seed"])
-        order = dists.MixOrder(x["mix"], x["mix_order"], rng.getrandbits(63))
+        picks = mix_picks(len(x["combos"]), x["order"], rng)
         await self.sleep_until(x["start"])
-        label = {"app_id": x["app_id"], "app_kind": "short", "role": "transfer"}
-        n = 0
-        while self.now() < self.stop_at and (x["flows"] is None or n < int(x["flows"])):
-            m = x["mix"][x["order"][n]] if n < len(x["order"]) else order.next()
-            await self.exchange(x["app"], x["server"], x["request"], m["response"], label,
-                                server_iw=dict(m["server_iw"], policy=m["policy"]))
-            think = x["thinks"][n] if n < len(x["thinks"]) else dists.sample(x["think"], rng)
-            n += 1
+        sequence, thinks = x.get("sequence") or [], x.get("thinks") or []
+        done = 0
+        while (x["flows"] is None or done < x["flows"]) and self.now() < self.stop_at:
+            combo = sequence[done] if done < len(sequence) else x["combos"][next(picks)]
+            label = {"app_id": x["app_id"], "app_kind": "short", "role": "transfer"}
+            own = combo["policy"] == x["default"]  # the app's policy: the agent's (or its watcher's)
+            if not own:
+                label.update(server_policy=combo["policy"], server_kind=x["policies"][combo["policy"]]["name"])
+            await self.exchange(x["app"], x["server"], x["request"], combo["response"], label,
+                                server_iw=None if own else x["policies"][combo["policy"]])
+            think = thinks[done] if done < len(thinks) else dists.sample(x["think"], rng)
+            done += 1
             await asyncio.sleep(max(0.0, think))
 
     async def run_ftp(self, x: dict[str, Any]) -> None:
@@ -537,10 +562,10 @@ class Agent:
                 self.spawn(self.accept_loop(ls))
         if self.cfg["schedule"]:
             self.spawn(self.run_schedule(self.cfg["schedule"]))
-        for x in self.cfg["ftp"]:
-            self.spawn(self.run_ftp(x))
         for x in self.cfg.get("closed", []):
             self.spawn(self.run_closed(x))
+        for x in self.cfg["ftp"]:
+            self.spawn(self.run_ftp(x))
         for x in self.cfg["bulk"]:
             self.spawn(self.run_bulk(x))
         for x in self.cfg["web"]:

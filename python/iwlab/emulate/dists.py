@@ -170,24 +170,3 @@ def draw_bytes(d: dict[str, Any], rng: random.Random, least: int = 1) -> int:
     if math.isnan(x) or x < 0:
         return least
     return max(int(round(x)) if math.isfinite(x) else 2**62, least)
-
-
-MIX_ORDERS = ("permuted-blocks", "cyclic", "random")
-
-
-class MixOrder:
-    """The (size, IW) combinations of a mix in turn: every combination once per block in a
-    random permutation (`permuted-blocks`), in the order given (`cyclic`), or i.i.d. uniform."""
-
-    def __init__(self, mix: list[Any], order: str, seed: int):
-        self.mix, self.order, self.rng, self.block = mix, order, random.Random(seed), []
-
-    def next(self) -> Any:
-        if self.order == "random":
-            return self.mix[self.rng.randrange(len(self.mix))]
-        if not self.block:
-            self.block = list(range(len(self.mix)))
-            if self.order == "permuted-blocks":
-                self.rng.shuffle(self.block)
-            self.block.reverse()
-        return self.mix[self.block.pop()]
