@@ -20,6 +20,11 @@ HOST:PORT (an HTTP GET of /); IPv6 as [ADDR]:PORT. `≥ N` means the response ra
 the window did (a lower bound). --many: polite defaults, 4 probes at a time and 2 new
 connections per second. Exit 2: bad input; 1: a target could not be measured (or --expect
 failed); 130: interrupted. docs/probe.md explains the method and how to read a result.
+
+\b
+--quic: TARGET is HOST[:PORT] (UDP 443 by default) or https://HOST[:PORT]/PATH; an HTTP/3 GET
+of --path over QUIC, nothing acknowledged; the IW in bytes (docs/quic.md). No root needed
+except for --netns.
 """
 
 
@@ -82,12 +87,20 @@ def probe_cmd(targets: Optional[list[str]] = typer.Argument(None, metavar="TARGE
               request: Optional[str] = typer.Option(None, "--request", metavar="TEXT",
                                                     help="for HOST:PORT targets: send TEXT (backslash escapes "
                                                          "such as \\n allowed) instead of an HTTP GET of /"),
+              quic: bool = typer.Option(False, "--quic", help="probe a QUIC (HTTP/3) server: its IW in bytes"),
+              path: str = typer.Option("/", "--path", help="with --quic: the object to ask for (a large one)"),
               as_json: bool = typer.Option(False, "--json", help="print JSON instead of text")) -> None:
     import signal
 
     from iwlab.cli.common import fail
     from iwlab.probe import ProbeError, ProbeInputError, probe_many
 
+    if quic:
+        for given, name in ((mss, "--mss"), (request, "--request"), (expect, "--expect")):
+            if given is not None:
+                fail(f"{name} with --quic: allowed only for TCP targets")
+    elif path != "/":
+        fail(f"--path = {path!r} without --quic: for TCP give the path in the URL (http://HOST/PATH)")
     msses = _msses(mss)
     payload = None
     if request is not None:
@@ -98,6 +111,8 @@ def probe_cmd(targets: Optional[list[str]] = typer.Argument(None, metavar="TARGE
     todo = _targets(targets or [], many)
     if not 0 < timeout <= 60:
         fail(f"--timeout = {timeout:g}: allowed > 0 and ≤ 60 seconds")
+    if quic:
+        _quic(todo, path, timeout, netns, concurrency, rate, as_json)
 
     def terminate(signum, frame):
         raise KeyboardInterrupt
@@ -140,6 +155,46 @@ def probe_cmd(targets: Optional[list[str]] = typer.Argument(None, metavar="TARGE
         if bad:
             typer.echo(f"iwlab: --expect {expect}: not measured on {', '.join(bad)}", err=True)
     raise typer.Exit(code)
+
+
+def _quic(todo: list[str], path: str, timeout: float, netns: Optional[str], concurrency: int, rate: float,
+          as_json: bool) -> None:
+    """`iwlab probe --quic`: one line (or JSON object) per target; exits."""
+    import signal
+
+    from iwlab.cli.common import fail
+    from iwlab.probe import ProbeError, ProbeInputError
+    from iwlab.probe.quic import QuicError, probe_quic_many
+
+    def terminate(signum, frame):
+        raise KeyboardInterrupt
+
+    def done(i, r):
+        if not as_json and len(todo) > 1:
+            typer.echo(r.line())
+
+    old = signal.signal(signal.SIGTERM, terminate)
+    try:
+        results = probe_quic_many(todo, path, timeout, netns, concurrency, rate, on_done=done)
+    except ProbeInputError as e:
+        fail(str(e))
+    except (ProbeError, PermissionError) as e:
+        typer.echo(f"iwlab: {e}", err=True)
+        raise typer.Exit(1)
+    except KeyboardInterrupt:
+        typer.echo("iwlab: interrupted (connections closed)", err=True)
+        raise typer.Exit(130)
+    finally:
+        signal.signal(signal.SIGTERM, old)
+    failed = any(isinstance(r, QuicError) for r in results)
+    if as_json:
+        typer.echo(json.dumps([r.to_json() for r in results], indent=2, sort_keys=True))
+    elif len(todo) == 1:
+        if failed:
+            typer.echo(f"iwlab: {results[0].error}", err=True)
+        else:
+            typer.echo(results[0].line())
+    raise typer.Exit(1 if failed else 0)
 
 
 def verify_after_apply(target: str, server_netns: Optional[str], client_netns: Optional[str]) -> None:

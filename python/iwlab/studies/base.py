@@ -25,7 +25,7 @@ def write_result(res: StudyResult, out: Path) -> Path:
         t.to_csv_frame().to_csv(out / "tables" / f"{t.name}.csv")
         t.to_long().to_csv(out / "tables" / f"{t.name}_long.csv", index=False)
     if res.claims:
-        claims_frame(res.study, res.claims).to_csv(out / "claims.csv", index=False)
+        claims_frame(res.study, res.claims, str(res.setup.get("mode", ""))).to_csv(out / "claims.csv", index=False)
     if res.errata:
         errata_frame(res.study, res.errata).to_csv(out / "errata.csv", index=False)
     meta = {

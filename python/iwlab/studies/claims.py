@@ -38,7 +38,7 @@ SHARE_REPRODUCED = 0.8
 SHARE_PARTLY = 0.3
 CSV_COLUMNS = ["study", "claim_id", "source", "claim", "condition", "published", "ours", "ci_lo", "ci_hi", "verdict",
                "diff", "unit", "claim_verdict", "claim_share", "seeds", "rule", "why", "where", "source_conflict",
-               "link"]
+               "link", "mode"]
 ERRATA_COLUMNS = ["study", "source", "at", "what", "evidence"]
 
 
@@ -540,7 +540,7 @@ def where_text(wheres: Sequence[Where]) -> str:
     return "\n".join(f"{w.claim_id}: " + "; ".join(f"{lab}: {v}" for lab, v, _ in w.results) for w in wheres)
 
 
-def claims_frame(study: str, judged: Sequence[Judged]) -> pd.DataFrame:
+def claims_frame(study: str, judged: Sequence[Judged], mode: str = "") -> pd.DataFrame:
     """Tidy: one row per (claim, condition) — one per printed cell of a published table."""
     rows = []
     for j in judged:
@@ -549,7 +549,7 @@ def claims_frame(study: str, judged: Sequence[Judged]) -> pd.DataFrame:
             o = r.ours
             pub = r.check.published
             rows.append({
-                "study": study, "claim_id": c.id, "source": f"{c.source}" + (f" ({c.at})" if c.at else ""),
+                "study": study, "mode": mode, "claim_id": c.id, "source": f"{c.source}" + (f" ({c.at})" if c.at else ""),
                 "claim": c.claim, "condition": r.check.condition, "published": pub,
                 "ours": o.value if o else None, "ci_lo": o.lo if o else None, "ci_hi": o.hi if o else None,
                 "verdict": r.verdict,

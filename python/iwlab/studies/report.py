@@ -7,6 +7,7 @@ import html
 from typing import Sequence
 
 from iwlab.studies.claims import claims_html, errata_html, summary_line
+from iwlab.studies.inventory import not_checked_html
 from iwlab.studies.model import StudyResult, Table
 
 
@@ -41,6 +42,7 @@ STYLE = """body{font-family:system-ui,sans-serif;max-width:1100px;margin:2em aut
 table{border-collapse:collapse;margin:.5em 0}td,th{border:1px solid #ccc;padding:.25em .6em;text-align:right}
 th{background:#f4f4f4}small{color:#666}img{max-width:100%;border:1px solid #eee}.note{color:#555;font-size:.9em}
 pre{background:#f8f8f8;padding:.6em;overflow:auto;font-size:.85em}
+.banner{background:#fff3cd;border:1px solid #e0c36a;padding:.5em .8em}
 .pair{display:flex;gap:2em}.pair>div{flex:1}table.claims td,table.claims th{vertical-align:top}"""
 
 
@@ -51,8 +53,14 @@ def page(title: str, body: Sequence[str]) -> str:
 
 def study_html(res: StudyResult) -> str:
     body = []
+    mode = res.setup.get("mode")
+    if mode not in (None, "full"):
+        body.append(f"<p class=banner><b>{_esc(mode.capitalize())} mode</b>: {_esc(res.setup.get('seeds'))} seeds, "
+                    "shorter runs. Intervals are wider than in full mode, so verdicts lean to inconclusive; the "
+                    "verdicts of record are full mode's.</p>")
     if res.claims:
         body.append(claims_html(res.claims, [f.name for f in res.figures], res.claims_ja))
+        body.append(not_checked_html(res.study))
     if res.errata:
         body.append(errata_html(res.errata))
     if res.conclusions:

@@ -33,7 +33,7 @@ from iwlab.studies.congested_links.scenarios import (BG_IW, IWS, NAME, Plan, TAI
                                                      preset_defaults, run_all, scenario)
 from iwlab.studies.congested_links.tables import (_col_keys, _row_keys, conclusions, figures, per_run, tables,
                                                   unreceived)
-from iwlab.studies.congested_links.ledger import evidence, ledger
+from iwlab.studies.congested_links.ledger import errata, evidence, ledger
 # Re-exported: the names callers and tests use from the study's top level.
 from iwlab.studies.congested_links.ledger import HIGH, ledger, paired  # noqa: F401
 from iwlab.studies.congested_links.scenarios import (BG_IW, BG_PAIRS, BG_SIZE, IWS, LEVELS, NAME, PATTERNS,  # noqa: F401
@@ -128,7 +128,7 @@ def run(opts: Options, *, bandwidth_mbps: float | None = None, rtt_ms: float | N
                  "place of the Poisson arrivals — at constant/mixed 90 % and varying 60 %; with long-lived flows "
                  "the TCP part fills whatever the UDP part leaves, so the level only sets the UDP share.")
     return StudyResult(NAME, TITLE, tabs, figures(by_name, p), conclusions(by_name, runs, p, rtt), [], setup, notes,
-                       claims=judged)
+                       claims=judged, errata=errata())
 
 
 

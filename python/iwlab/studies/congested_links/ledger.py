@@ -50,6 +50,12 @@ def evidence(runs: pd.DataFrame) -> dict[str, Cell]:
                                                                                   values="ratio", aggfunc="first")
                 if {9, 10} <= set(r.columns):
                     ev[f"ratio 10-9 {pt} {lv:g}"] = cell((r[10] - r[9]).replace([np.inf, -np.inf], np.nan))
+            for name, rat in (("ratio", rc), ("thr ratio", rt)):
+                # Fig. 2(b) / 5(b): 21 against 22 packets, ratio by ratio, paired by seed.
+                r = rat[(rat["pattern"] == pt) & (rat["level"] == lv)].pivot_table(index="seed", columns="size",
+                                                                                    values="ratio", aggfunc="first")
+                if {21, 22} <= set(r.columns):
+                    ev[f"{name} 22-21 {pt} {lv:g}"] = cell((r[22] - r[21]).replace([np.inf, -np.inf], np.nan))
             for size in sizes:
                 for metric in ("lost", "retransmits", "timeouts", "fast_retransmits"):
                     ev[f"{metric} IW10-IW3 {pt} {lv:g} {size}"] = paired(
@@ -86,6 +92,13 @@ def evidence(runs: pd.DataFrame) -> dict[str, Cell]:
                     continue
                 ev[f"thr ratio change {pt} {size}"] = cell((w[mine[-1]] - w[mine[0]]).replace([np.inf, -np.inf],
                                                                                                np.nan))
+                for iw in IWS:
+                    # Fig. 4: the throughput itself from the lowest to the highest level, paired by seed.
+                    ev[f"thr change {pt} {size} {iw}"] = paired(runs, "throughput",
+                                                                {"pattern": pt, "level": mine[0], "size": size,
+                                                                 "iw": iw},
+                                                                {"pattern": pt, "level": mine[-1], "size": size,
+                                                                 "iw": iw})
     return ev
 
 
@@ -225,6 +238,45 @@ def ledger() -> list[Any]:
               tuple(Check(f"{pt} {lv:g} %, {b} vs {a}", f"bias {b}-{a} {pt} {lv:g}")
                     for pt in PATTERNS for lv in LEVELS for a, b in ((9, 10), (21, 22))),
               ("completion", "fig_completion"), "s", "> 0"),
+        Claim("NR-2b-same", f"{src} Fig. 2(b)", "§4, text on Fig. 2 (second panel)",
+              "Under constant congestion the IW10/IW3 completion-time ratios of 21- and 22-packet flows differ "
+              "very little.", "IW10/IW3 completion-time ratio, 22 − 21 packets, paired by seed; 'very minimal' "
+              "read as within ±0.1", Between(-0.1, 0.1),
+              ev_checks("ratio 22-21 {pt} {lv}", rows("constant")), C, "", "≈ 0"),
+        Claim("NR-3-size", f"{src} Fig. 3(a)", "§4, text on Fig. 3",
+              "Under varying congestion IW10 favours 9-packet flows more than 10-packet flows.",
+              "IW10/IW3 completion-time ratio, 10 − 9 packets, paired by seed", Direction(">", 0.0),
+              ev_checks("ratio 10-9 {pt} {lv}", [("varying", 60)]), C, "", "> 0"),
+        Claim("NR-4-fall", f"{src} Fig. 4", "§4.1, text on Fig. 4",
+              "Under mixed congestion the throughput of 9/10-packet flows falls with either IW as congestion rises "
+              "toward 100 %.", "throughput at the highest level − at the lowest, kb/s, paired by seed "
+              "(the paper's 'to zero' at 100 % is beyond the levels run)", Direction("<", 0.0),
+              tuple(Check(f"mixed, {s} seg, {iw.upper()}, lowest → highest level", f"thr change mixed {s} {iw}")
+                    for s in (9, 10) for iw in IWS), ("throughput",), "kb/s", "< 0"),
+        Claim("NR-4-90", f"{src} Fig. 4", "§4.1, text on Fig. 4",
+              "At 90 % mixed congestion the throughput of 9/10-packet flows hardly depends on the IW.",
+              "IW10/IW3 throughput ratio at mixed 90 %; 'very negligible' read as within ±10 %", Between(0.9, 1.1),
+              ratio_checks("ratio_throughput", [("mixed", 90)], (9, 10)), R, "", "≈ 1"),
+        Claim("NR-5a-size", f"{src} Fig. 5(a)", "§4.1, text on Fig. 5(a)",
+              "Under constant congestion 9-packet flows get more throughput than 10-packet flows.",
+              "throughput of 10-packet − 9-packet flows, kb/s", Direction("<", 0.0),
+              ev_checks("throughput 10-9 {pt} {lv} {iw}", rows("constant"), iws=IWS), ("throughput",), "kb/s", "< 0"),
+        Claim("NR-5b-size", f"{src} Fig. 5(b)", "§4.1, text on Fig. 5(b)",
+              "Under constant congestion IW3 favours 21-packet flows more than 22-packet flows.",
+              "IW10/IW3 throughput ratio, 22 − 21 packets, paired by seed (> 0: IW3's edge larger at 21)",
+              Direction(">", 0.0), ev_checks("thr ratio 22-21 {pt} {lv}", rows("constant")), R, "", "> 0"),
+        Claim("NR-9-timeouts", f"{src} Fig. 9", "§4.2, text on Fig. 9 ('a similar pattern as in Figure 9 above')",
+              "Under mixed congestion IW10 also takes more timeouts than IW3 in 21/22-packet flows.",
+              "retransmission timeouts per flow, IW10 − IW3", Direction(">", 0.0),
+              ev_checks("timeouts IW10-IW3 {pt} {lv} {s}", rows("mixed"), (21, 22)), ("timeouts", "fig_timeouts"),
+              "", "> 0"),
+        Claim("NR-9-small", f"{src} Fig. 9", "§4.2, text on Fig. 9",
+              "Under mixed congestion flows of at most 10 packets almost never enter fast retransmit.",
+              "fast retransmits per flow (≈ share of flows with one), 9 and 10 packets, IW3 and IW10",
+              Near(tol=0.03, partly_tol=0.06),
+              tuple(Check(f"mixed {lv:g} %, {sz} seg, {iw.upper()}", f"fast_retransmits {iw} mixed {lv:g} {sz}", 0.0)
+                    for lv in LEVELS for sz in (9, 10) for iw in IWS),
+              ("fast_retransmits",), "", "≈ 0"),
     ]
     return out
 
@@ -232,3 +284,24 @@ def ledger() -> list[Any]:
 #: The "where it holds" variants: what the paper leaves open — the bottleneck buffer and the model
 #: of the TCP background — at the paper's central conditions (constant and mixed at 90 %, varying
 #: at its ≈ 60 %). The verdicts themselves use the preset (50-packet buffer, Poisson TCP arrivals).
+
+
+def errata() -> list[Any]:
+    """Suspected errors in Nathan & Rai's text (figure references and a caption), with the evidence."""
+    from iwlab.studies.claims import Erratum
+
+    return [
+        Erratum("Nathan & Rai §4", "§4, text on Fig. 2",
+                "the sentences on 21- and 22-packet flows refer to 'figure 2(a)', the panel of 9 and 10 packets",
+                "Fig. 2 has two panels and the first sentence gives 2(a) to 9/10 packets; the 21/22 sentences can only "
+                "be about 2(b). The ledger cites them as Fig. 2(b) (NR-2b-21, NR-2b-22, NR-2b-same)"),
+        Erratum("Nathan & Rai Fig. 8", "§4.2, caption of Fig. 8",
+                "the caption reads 'Average throughput for shorter flows under mixed congestion' (Fig. 4's caption) "
+                "while the text on it is about timeouts",
+                "the paragraph on Fig. 8 speaks only of IW10's timeouts being twice IW3's, and Fig. 9's panels are "
+                "'Timeouts and fast retransmits'; the ledger reads Fig. 8 as timeouts (NR-8)"),
+        Erratum("Nathan & Rai §4.2", "§4.2, text on Fig. 9",
+                "Fig. 9's paragraph says its flows show 'a similar pattern as in Figure 9 above'",
+                "a figure cannot be compared with itself; the preceding figure on timeouts is Fig. 8, so the "
+                "ledger reads 'Figure 8' (NR-9-timeouts)"),
+    ]

@@ -117,6 +117,8 @@ def _metrics(df: pd.DataFrame, direction: str) -> pd.DataFrame:
     out["drop"] = 100 * df[f"drop_rate_{direction}"].astype(float)
     out["web_power"] = df["web_power"].astype(float) / KB
     out["ftp_power"] = df["ftp_power"].astype(float) / KB
+    out["ftp_delay"] = df["ftp_median_delay"].astype(float)
+    out["web_goodput"] = df["web_goodput_bps"].astype(float)
     return out
 
 

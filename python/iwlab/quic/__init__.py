@@ -1,0 +1,1 @@
+"""QUIC: what stacks start with (`profiles`: their initial-window defaults, read from their sources)."""
