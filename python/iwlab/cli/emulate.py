@@ -97,13 +97,43 @@ def register(app: typer.Typer) -> None:
 
     @app.command("compare")
     def compare_cmd(
-        scenario: str = typer.Argument(..., help="scenario file or preset name"),
-        seeds: int = typer.Option(1, "--seeds", min=1, help="number of seeds (the scenario's, +1, …)"),
+        scenario: Optional[str] = typer.Argument(None, help="scenario file or preset name (not with --grid)"),
+        seeds: int = typer.Option(1, "--seeds", min=1, help="number of seeds (the scenario's, +1, …); with --grid, "
+                                  "simulator seeds per cell"),
         duration: Optional[str] = typer.Option(None, "--duration", help="run both only this long (e.g. 60s)"),
         out: Optional[Path] = typer.Option(None, "--out", help="write the tables, the CDF figure and the runs here"),
+        grid: Optional[Path] = typer.Option(None, "--grid", help="GRID.toml: the simulator over the grid against its "
+                                            "stored kernel units (no root)"),
+        no_replay: bool = typer.Option(False, "--no-replay", help="--grid: skip the replay of the kernel's arrivals"),
+        no_first_flight: bool = typer.Option(False, "--no-first-flight",
+                                             help="--grid: skip the simulator's first-flight traces"),
+        cells: Optional[str] = typer.Option(None, "--cells", help="--grid: comma-separated cell names"),
+        workers: int = typer.Option(2, "--workers", min=1, help="--grid: simulator processes"),
     ) -> None:
-        """Simulate and emulate SCENARIO and print them side by side (needs root)."""
+        """Simulate and emulate SCENARIO and print them side by side (needs root); or, with
+        --grid, the simulator against a grid's stored kernel runs."""
         from iwlab import emulate as em
+
+        if grid is not None:
+            from iwlab.emulate.grid import GridError
+            from iwlab.emulate.grid_compare import compare_grid
+
+            if scenario is not None:
+                typer.echo("iwlab compare: give a SCENARIO or --grid, not both", err=True)
+                raise typer.Exit(2)
+            try:
+                c = compare_grid(grid, sim_seeds=seeds, replay=not no_replay, first_flight=not no_first_flight,
+                                 workers=workers, cells=cells.split(",") if cells else None, out=out)
+            except GridError as e:
+                typer.echo(f"iwlab compare: {e}", err=True)
+                raise typer.Exit(2) from None
+            typer.echo(c.text())
+            if out is not None:
+                typer.echo(f"\nreport: {Path(out) / 'grid-report.html'}")
+            return
+        if scenario is None:
+            typer.echo("iwlab compare: a SCENARIO (or --grid GRID.toml) is required", err=True)
+            raise typer.Exit(2)
         from iwlab.emulate.compare import compare
 
         try:

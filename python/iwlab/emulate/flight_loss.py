@@ -53,14 +53,16 @@ def expected(segments: int, iw: int) -> set:
     return set(range(min(iw, segments))) | ({"F"} if iw > segments else set())
 
 
-def first_flight(server: list[pcap.Segment], mss: int, segments: int, iw: int, world: str) -> set | None:
-    """Which of `expected(segments, iw)` crossed the bottleneck in the first flight; None without data."""
+def first_flight(server: list[pcap.Segment], mss: int, segments: int, iw: int, world: str,
+                 within: float = FIRST_FLIGHT_WITHIN_S) -> set | None:
+    """Which of `expected(segments, iw)` crossed the bottleneck in the first flight; None without data.
+    `within`: the latest a first flight leaves after the SYN-ACK (base RTT plus a full queue)."""
     synack = [s for s in server if s.syn and s.has_ack]
     data = [s for s in server if (s.payload > 0 or s.flags & 0x01) and not s.syn and s.tsval is not None]
     if not synack or synack[0].tsval is None or not data:
         return None
     t0 = min(s.tsval for s in data)
-    if t0 - synack[0].tsval > FIRST_FLIGHT_WITHIN_S * TS_HZ[world]:
+    if t0 - synack[0].tsval > within * TS_HZ[world]:
         return set()
     isn = synack[0].seq
     got: set = set()

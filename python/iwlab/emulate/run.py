@@ -228,13 +228,16 @@ def pool_slots(plan: Plan) -> int:
 
 def emulate(scenario, seed: int | None = None, out: str | Path | None = None, duration: float | None = None,
             capture: list[str] | tuple[str, ...] = (), keep_rundir: bool = False, replay: bool = True,
-            say: Callable[[str], None] | None = None):
+            say: Callable[[str], None] | None = None, relay_rt: int | None = None, save: bool = True):
     """Runs `scenario` once on real kernel TCP stacks in network namespaces.
 
     `duration` shortens the run (seconds, at most the scenario's); `capture` names hosts
     (`"right-0"`) whose interface is captured with tcpdump into `<out>/capture-<host>.pcap`;
     `replay` takes the workload's random draws from the simulator's run of the same scenario
-    and seed (workload.py). Returns an `iwlab.Result` whose summary has `"mode": "emulated"`."""
+    and seed (workload.py); `relay_rt` runs the relay at this SCHED_FIFO priority (`chrt -f`), so a
+    busy machine delays the link model less; `save=False` writes only the captures to `out`, not the
+    records (the caller stores them its own way). Returns an `iwlab.Result` whose summary has
+    `"mode": "emulated"`."""
     from iwlab.api import Result
     from iwlab.scenario import Scenario, load
 
@@ -256,7 +259,7 @@ def emulate(scenario, seed: int | None = None, out: str | Path | None = None, du
     session = Session(plan, rundir, say=say)
     with Signals() as sigs:
         try:
-            parts = _run(session, topo, relay_bin, list(capture))
+            parts = _run(session, topo, relay_bin, list(capture), relay_rt)
             parts["children_cpu"] = _children_cpu() - cpu0
         finally:
             sigs.tearing_down()
@@ -281,12 +284,13 @@ def emulate(scenario, seed: int | None = None, out: str | Path | None = None, du
     summary["workload"] = "replayed from the simulator's run" if replay else "drawn by the emulator"
     result = Result(scenario=sc, seed=plan.seed, flows=flows, pages=pages, links=links, queues=collect.queues(),
                     summary=summary)
-    if out is not None:
+    if out is not None and save:
         result.save(out)
     return result
 
 
-def _run(session: Session, topo: Topology, relay_bin: Path, capture: list[str]) -> dict[str, Any]:
+def _run(session: Session, topo: Topology, relay_bin: Path, capture: list[str],
+         relay_rt: int | None = None) -> dict[str, Any]:
     """Builds, runs and stops one emulation; returns the raw material of the records."""
     plan, rundir, say = session.plan, session.rundir, session.say
     shutil.rmtree(rundir, ignore_errors=True)
@@ -297,7 +301,8 @@ def _run(session: Session, topo: Topology, relay_bin: Path, capture: list[str]) 
     stats = rundir / "relay-stats.json"
     cfg = dict(plan.relay_config(str(stats)), pool_slots=pool_slots(plan))
     (rundir / "relay.json").write_text(json.dumps(cfg, indent=1))
-    relay = session.spawn("relay", plan.router_ns, [str(relay_bin), "--config", str(rundir / "relay.json")])
+    rt = ["chrt", "-f", str(relay_rt)] if relay_rt else []
+    relay = session.spawn("relay", plan.router_ns, [*rt, str(relay_bin), "--config", str(rundir / "relay.json")])
     session.wait_line([relay], "iwlab-link: ready", 10, source="log")
     watchers = []
     for name, text in plan.watchers.items():

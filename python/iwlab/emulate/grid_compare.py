@@ -1,0 +1,260 @@
+"""`iwlab compare --grid GRID.toml`: the simulator over the contested grid against the stored
+kernel units (`grid.py`), one row per cell and size.
+
+Per (cell, size): the IW10/IW3 ratio of mean completion times, simulated and on the kernel with
+its 95 % CI, |Δ|, whether the simulated ratio is inside the kernel's CI, RTO expiries per short
+flow and the share of short flows that lost part of their first flight, on both sides. Two
+simulated variants: `sim` (the cell's own arrival model, simulator seeds 1..N) and `replay`
+(each kernel unit's own flow start times and (size, IW) order, same seed — the arrivals
+`replay` kind), which takes the workload's sampling out of the difference.
+
+Summaries: mean |Δ| and in-CI count overall and per slice (size, background, arrivals, buffer);
+the sampling-noise floor (the mean |Δ| two equal ratios would show, from both sides' CIs: for
+normal errors E|Δ| = sqrt(2/π)·sqrt(σ_kernel² + σ_sim²)); a workload-sensitivity table (per size
+and background, the ratio per arrival pattern, kernel beside engine); an HTML report with a
+heat map of Δ.
+
+The engine is never fitted: every figure is the engine as it is against the stored runs.
+"""
+
+from __future__ import annotations
+
+import copy
+import math
+import tempfile
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from iwlab.emulate.grid import Cell, Grid, load_flows, per_size, stored_seeds, unit_dir
+
+Z95 = 1.959964
+
+
+@dataclass
+class GridComparison:
+    rows: pd.DataFrame          # one per (cell, size)
+    slices: pd.DataFrame        # mean |Δ|, in-CI count, noise floor per slice
+    sensitivity: pd.DataFrame   # size x background x arrivals: kernel and engine ratios
+
+    def markdown(self) -> str:
+        cols = ["cell", "size", "n_kernel", "kern_ratio", "kern_lo", "kern_hi", "sim_ratio", "delta", "in_ci",
+                "replay_ratio", "replay_delta", "kern_rto", "sim_rto", "kern_ff", "sim_ff"]
+        return "\n\n".join([md_table(self.rows[[c for c in cols if c in self.rows]]), md_table(self.slices),
+                             md_table(self.sensitivity, 2)]) + "\n"
+
+    def text(self) -> str:
+        cols = ["cell", "size", "n_kernel", "kern_ratio", "kern_lo", "kern_hi", "sim_ratio", "delta", "in_ci",
+                "replay_ratio", "replay_delta", "kern_rto", "sim_rto", "kern_ff", "sim_ff"]
+        have = [c for c in cols if c in self.rows]
+        return "\n\n".join([self.rows[have].round(3).to_string(index=False), self.slices.round(3).to_string(index=False)])
+
+
+# ---- the simulated side ------------------------------------------------------------------------
+def sim_flows(sc, seed: int, first_flight: bool, within: float = 0.27) -> pd.DataFrame:
+    """The simulator's flows of one run (warm-up excluded), with `ff_lost` from its bottleneck
+    trace of the short flows when `first_flight`."""
+    import iwlab
+    from iwlab.emulate.grid import first_flight_losses
+
+    f = iwlab.run(sc, seed=seed).flows
+    f = f.assign(app_kind=np.where(f["app_kind"].astype(str) == "bulk", "bulk", "short"))
+    f["ff_lost"] = np.nan
+    if first_flight:
+        short = f[f["app_kind"] == "short"]
+        with tempfile.TemporaryDirectory(prefix="hg-ff-") as d:
+            trace = Path(d) / "trace.pcap"
+            iwlab.run(sc, seed=seed, pcap=trace, flows=[int(x) for x in short["flow"]])
+            f["ff_lost"] = first_flight_losses(f, trace, 1448, within, world="sim")
+    return f[~f["in_warmup"].astype(bool)].assign(seed=seed)
+
+
+def replay_csv(flows: pd.DataFrame, path: Path) -> Path:
+    """A kernel unit's short flows as the arrivals `replay` file: start, response, server_iw."""
+    s = flows[flows["app_kind"] == "short"].sort_values("start")
+    pd.DataFrame({"start": s["start"].astype(float), "response": s["response_bytes"].astype("int64"),
+                  "server_iw": s["server_iw"].astype(str), "request": s["request_bytes"].astype("int64")}
+                 ).to_csv(path, index=False)
+    return path
+
+
+def _sim_job(args: tuple[str, str, str, int, bool, str | None]) -> pd.DataFrame:
+    grid_path, cell_name, variant, seed, ff, replay_file = args
+    grid = Grid.load(grid_path)
+    cell = grid.cell(cell_name)
+    arrivals = {"kind": "replay", "file": replay_file} if variant == "replay" else None
+    sc = grid.scenario(cell, arrivals=arrivals)
+    if variant == "replay":
+        # Replayed flows come from the file: no mix to cycle.
+        data = copy.deepcopy(sc.data)
+        for k in ("mix", "mix_order"):
+            data["apps"][0].pop(k, None)
+        from iwlab.scenario import Scenario
+
+        sc = Scenario.from_data(data, sc.source)
+    return sim_flows(sc, seed, ff, grid.flight_within(cell)).assign(cell=cell_name, variant=variant)
+
+
+def simulate(grid: Grid, cells: list[Cell], sim_seeds: int, replay: bool, first_flight: bool, workers: int) -> pd.DataFrame:
+    jobs = []
+    tmp = Path(tempfile.mkdtemp(prefix="hg-replay-"))
+    for c in cells:
+        jobs += [(str(grid.path), c.name, "sim", s, first_flight, None) for s in range(1, sim_seeds + 1)]
+        if replay:
+            for s in stored_seeds(grid, c):
+                kf = pd.read_parquet(unit_dir(grid, c, s) / "flows.parquet")
+                if "server_iw" not in kf:
+                    kf = kf.rename(columns={"iw_policy": "server_iw"})
+                f = replay_csv(kf, tmp / f"{c.name}-{s}.csv")
+                jobs.append((str(grid.path), c.name, "replay", s, False, str(f)))
+    if workers > 1:
+        with ProcessPoolExecutor(workers) as ex:
+            parts = list(ex.map(_sim_job, jobs))
+    else:
+        parts = [_sim_job(j) for j in jobs]
+    return pd.concat(parts, ignore_index=True) if parts else pd.DataFrame()
+
+
+# ---- the comparison ----------------------------------------------------------------------------
+def compare_rows(grid: Grid, cells: list[Cell], sim: pd.DataFrame) -> pd.DataFrame:
+    rows = []
+    mss = grid.mss()
+    for c in cells:
+        k = per_size(load_flows(grid, c), mss, grid.sizes)
+        parts = {v: per_size(sim[(sim["cell"] == c.name) & (sim["variant"] == v)], mss, grid.sizes)
+                 if len(sim) else None for v in ("sim", "replay")}
+        for i, kr in k.iterrows():
+            row: dict[str, Any] = {"cell": c.name, "background": c.background, "arrivals": c.arrivals,
+                                   "buffer": c.buffer, "size": int(kr["size"]), "n_kernel": int(kr["n3"] + kr["n10"]),
+                                   "kern_ratio": kr["ratio"], "kern_lo": kr["ratio_lo"], "kern_hi": kr["ratio_hi"],
+                                   "kern_iw3": kr["iw3_mean"], "kern_iw10": kr["iw10_mean"],
+                                   "kern_rto": kr["rto_per_flow"], "kern_ff": kr["ff_loss_share"]}
+            for v, t in parts.items():
+                if t is None or not len(t):
+                    continue
+                sr = t.iloc[i]
+                key = "sim" if v == "sim" else "replay"
+                row.update({f"{key}_ratio": sr["ratio"], f"{key}_lo": sr["ratio_lo"], f"{key}_hi": sr["ratio_hi"],
+                            f"{key}_rto": sr["rto_per_flow"], f"{key}_ff": sr["ff_loss_share"],
+                            f"{key}_n": int(sr["n3"] + sr["n10"])})
+                row[f"{key}_delta" if key == "replay" else "delta"] = sr["ratio"] - kr["ratio"]
+                row[f"{key}_in_ci" if key == "replay" else "in_ci"] = bool(kr["ratio_lo"] <= sr["ratio"] <= kr["ratio_hi"])
+            rows.append(row)
+    return pd.DataFrame(rows)
+
+
+def noise_floor(rows: pd.DataFrame, side: str = "sim") -> float:
+    """Mean |Δ| that sampling noise alone gives when the two ratios are equal: each side's
+    standard error from its 95 % CI, E|N(0, σ_k² + σ_s²)| = sqrt(2/π)·sqrt(σ_k² + σ_s²)."""
+    lo, hi = f"{side}_lo", f"{side}_hi"
+    if lo not in rows:
+        return float("nan")
+    sk = (rows["kern_hi"] - rows["kern_lo"]) / (2 * Z95)
+    ss = (rows[hi] - rows[lo]) / (2 * Z95)
+    e = math.sqrt(2 / math.pi) * np.sqrt(sk ** 2 + ss ** 2)
+    return float(e.dropna().mean())
+
+
+def slice_table(rows: pd.DataFrame) -> pd.DataFrame:
+    out = []
+    groups = [("all", None)] + [(k, k) for k in ("size", "background", "arrivals", "buffer")]
+    for label, key in groups:
+        for val, g in ([("", rows)] if key is None else rows.groupby(key, sort=False)):
+            g = g.dropna(subset=["kern_ratio"])
+            r = {"slice": label, "value": val, "rows": len(g)}
+            for side in ("sim", "replay"):
+                d = "delta" if side == "sim" else "replay_delta"
+                ic = "in_ci" if side == "sim" else "replay_in_ci"
+                if d in g:
+                    gg = g.dropna(subset=[d])
+                    r[f"{side}_mean_abs_delta"] = float(gg[d].abs().mean()) if len(gg) else float("nan")
+                    r[f"{side}_in_ci"] = f"{int(gg[ic].sum())}/{len(gg)}"
+                    r[f"{side}_noise_floor"] = noise_floor(gg, side)
+            out.append(r)
+    return pd.DataFrame(out)
+
+
+def sensitivity(rows: pd.DataFrame) -> pd.DataFrame:
+    """Per size and background: the IW10/IW3 ratio under each arrival pattern (buffer 25), kernel
+    and engine side by side."""
+    r = rows[rows["buffer"] == rows["buffer"].min()] if len(rows) else rows
+    cols = {"kern_ratio": "kernel"}
+    if "sim_ratio" in r:
+        cols["sim_ratio"] = "engine"
+    t = r.pivot_table(index=["size", "background"], columns="arrivals", values=list(cols), aggfunc="first")
+    t.columns = [f"{a} {cols[v]}" for v, a in t.columns]
+    order = sorted(t.columns, key=lambda c: (c.split()[0], c.split()[1] != "kernel"))
+    return t[order].reset_index()
+
+
+def compare_grid(grid_path: str | Path, sim_seeds: int = 4, replay: bool = True, first_flight: bool = True,
+                 workers: int = 2, cells: list[str] | None = None, out: str | Path | None = None) -> GridComparison:
+    grid = Grid.load(grid_path)
+    todo = [c for c in grid.cells() if stored_seeds(grid, c) and (not cells or c.name in cells)]
+    sim = simulate(grid, todo, sim_seeds, replay, first_flight, workers)
+    rows = compare_rows(grid, todo, sim)
+    res = GridComparison(rows, slice_table(rows), sensitivity(rows) if len(rows) else pd.DataFrame())
+    if out is not None:
+        out = Path(out)
+        out.mkdir(parents=True, exist_ok=True)
+        rows.to_csv(out / "grid-rows.csv", index=False)
+        res.slices.to_csv(out / "grid-slices.csv", index=False)
+        res.sensitivity.to_csv(out / "grid-sensitivity.csv", index=False)
+        (out / "grid-report.html").write_text(html_report(res, grid))
+        (out / "grid-tables.md").write_text(res.markdown())
+    return res
+
+
+def md_table(df: pd.DataFrame, digits: int = 3) -> str:
+    def cell(v: Any) -> str:
+        if isinstance(v, (float, np.floating)):
+            return "" if not np.isfinite(v) else f"{v:.{digits}f}"
+        return str(v)
+
+    lines = ["| " + " | ".join(map(str, df.columns)) + " |", "|" + "---|" * len(df.columns)]
+    lines += ["| " + " | ".join(cell(v) for v in row) + " |" for row in df.itertuples(index=False)]
+    return "\n".join(lines)
+
+
+# ---- the HTML report ---------------------------------------------------------------------------
+def heat_map(rows: pd.DataFrame, value: str, title: str) -> bytes:
+    """Cells (rows) x sizes (columns), coloured by `value` (Δ of the ratio), numbers printed."""
+    from matplotlib.figure import Figure
+
+    from iwlab.report.figures import png
+
+    t = rows.pivot_table(index="cell", columns="size", values=value, aggfunc="first", sort=False)
+    fig = Figure(figsize=(7.5, 0.28 * len(t) + 1.6), layout="constrained")
+    ax = fig.subplots()
+    v = t.to_numpy(dtype=float)
+    lim = max(0.3, float(np.nanmax(np.abs(v)))) if np.isfinite(v).any() else 1.0
+    im = ax.imshow(v, cmap="RdBu_r", vmin=-lim, vmax=lim, aspect="auto")
+    ax.set_xticks(range(len(t.columns)), [f"{c} seg" for c in t.columns])
+    ax.set_yticks(range(len(t.index)), list(t.index), fontsize="small")
+    for (i, j), x in np.ndenumerate(v):
+        if np.isfinite(x):
+            ax.text(j, i, f"{x:+.2f}", ha="center", va="center", fontsize="x-small")
+    ax.set_title(title)
+    fig.colorbar(im, ax=ax, label="engine − kernel, IW10/IW3")
+    return png(fig)
+
+
+def html_report(res: GridComparison, grid: Grid) -> str:
+    from iwlab.report import html as h
+
+    blocks = [h.para("IW10/IW3 ratio of mean completion times per cell and size: the engine (`sim`: its own "
+                     "arrival draws; `replay`: the kernel runs' own start times and (size, IW) order) against the "
+                     f"stored kernel units of {h.esc(str(grid.path))}. No engine parameter is fitted.")]
+    if "delta" in res.rows:
+        blocks.append(h.figure(heat_map(res.rows, "delta", "engine − kernel (own arrivals)"),
+                               "Δ of the IW10/IW3 ratio per cell and size", "heat map"))
+    if "replay_delta" in res.rows:
+        blocks.append(h.figure(heat_map(res.rows, "replay_delta", "engine − kernel (replayed arrivals)"),
+                               "Δ with the kernel's own arrivals replayed", "heat map, replay"))
+    blocks += [h.section("Slices", h.table(res.slices)), h.section("Workload sensitivity", h.table(res.sensitivity)),
+               h.section("Cells", h.table(res.rows))]
+    return h.document("iwlab compare --grid", blocks, subtitle=str(grid.path))

@@ -1,0 +1,66 @@
+"""The engine against the stored kernel grid (data/kernel/grid/), on a fixed slice: the closed-loop
+client at buffer 25 with no background, UDP at 80 % and one long-lived CUBIC flow — chosen for
+being the first cells the runner fills, before any comparison was made.
+
+The bound comes from the two sides' sampling error alone: for each (cell, size) the difference
+of the IW10/IW3 ratios over its standard error (each side's from its bootstrap 95 % CI) is
+N(0, 1) when the engine behaves like Linux there, so their squares sum to a χ² with one degree
+of freedom per row; the test fails beyond its 99.9 % quantile. A change that moves the engine
+away from the kernel on these paths moves that sum; noise alone fails it once in a thousand.
+"""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import numpy as np
+import pytest
+from scipy import stats
+
+from iwlab.emulate.grid import Grid, stored_seeds
+from iwlab.emulate.grid_compare import Z95, compare_rows, noise_floor, simulate, slice_table
+
+GRID = Path(__file__).resolve().parents[1] / "data" / "kernel" / "grid.toml"
+SLICE = ("closed-b25-none", "closed-b25-udp80", "closed-b25-tcp1")
+SIM_SEEDS = 4
+
+
+@pytest.fixture(scope="module")
+def rows():
+    grid = Grid.load(GRID)
+    cells = [grid.cell(n) for n in SLICE]
+    missing = [c.name for c in cells if not stored_seeds(grid, c)]
+    assert not missing, f"no stored kernel units for {missing} (python -m iwlab.emulate.grid run)"
+    return compare_rows(grid, cells, simulate(grid, cells, SIM_SEEDS, replay=False, first_flight=False, workers=1))
+
+
+def test_the_engines_ratios_are_within_the_kernels_sampling_noise(rows):
+    r = rows.dropna(subset=["kern_ratio", "sim_ratio", "kern_lo", "kern_hi", "sim_lo", "sim_hi"])
+    assert len(r) >= 12  # at least two cells' six sizes measured on both sides
+    se = np.sqrt(((r["kern_hi"] - r["kern_lo"]) / (2 * Z95)) ** 2 + ((r["sim_hi"] - r["sim_lo"]) / (2 * Z95)) ** 2)
+    z2 = float(((r["sim_ratio"] - r["kern_ratio"]) / se).pow(2).sum())
+    bound = float(stats.chi2.ppf(0.999, len(r)))
+    worst = r.assign(z=(r["sim_ratio"] - r["kern_ratio"]) / se).sort_values("z", key=abs).tail(3)
+    assert z2 <= bound, (f"sum of squared z = {z2:.1f} > χ²(0.999, {len(r)}) = {bound:.1f}; worst rows:\n"
+                         + worst[["cell", "size", "kern_ratio", "kern_lo", "kern_hi", "sim_ratio", "z"]].to_string())
+
+
+def test_the_noise_floor_is_what_equal_ratios_would_show():
+    """E|Δ| of two unbiased estimates with 95 % half-widths h_k, h_s: sqrt(2/π)·sqrt(σ_k² + σ_s²)."""
+    import pandas as pd
+
+    t = pd.DataFrame({"kern_lo": [0.9, 0.8], "kern_hi": [1.1, 1.2], "sim_lo": [0.95, 0.9], "sim_hi": [1.05, 1.1]})
+    sk, ss = np.array([0.1, 0.2]) / Z95, np.array([0.05, 0.1]) / Z95
+    assert noise_floor(t) == pytest.approx(float(np.mean(math.sqrt(2 / math.pi) * np.sqrt(sk ** 2 + ss ** 2))))
+    rng = np.random.default_rng(1)
+    d = rng.normal(0, math.sqrt(sk[0] ** 2 + ss[0] ** 2), 200_000)
+    assert float(np.abs(d).mean()) == pytest.approx(noise_floor(t.iloc[:1]), rel=0.01)
+
+
+def test_slices_count_rows_in_the_kernels_ci(rows):
+    s = slice_table(rows)
+    top = s[s["slice"] == "all"].iloc[0]
+    n_in, n = map(int, top["sim_in_ci"].split("/"))
+    assert n == len(rows.dropna(subset=["kern_ratio", "delta"])) and 0 <= n_in <= n
+    assert set(s.loc[s["slice"] == "size", "value"]) == {3, 9, 10, 21, 22, 30}
