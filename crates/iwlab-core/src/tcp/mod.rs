@@ -7,6 +7,7 @@
 //! policies (RFC 3390, RFC 6928, size-based). The crate README maps each rule to its file
 //! and test.
 
+pub mod ca_state;
 pub mod cc;
 pub mod config;
 pub mod endpoint;
@@ -15,8 +16,11 @@ pub mod iw;
 pub mod pacing;
 pub mod receiver;
 pub mod recovery;
+#[cfg(test)]
+mod recovery_tests;
 pub mod rto;
 mod rtt_sample;
 pub mod scoreboard;
 pub mod segment;
 pub mod sender;
+pub mod tcb;
