@@ -6,6 +6,13 @@
 //! HyStart++), ECN (RFC 3168) and initial-window
 //! policies (RFC 3390, RFC 6928, size-based). The crate README maps each rule to its file
 //! and test.
+//!
+//! The sender (`sender.rs`) owns one control block (`tcb.rs`); congestion control (`cc/`,
+//! `CongestionOps`) and loss recovery (`recovery/`, `RecoveryOps`; PRR, TLP, undo, D-SACK
+//! each in its file) work on it, and the CA state machine — when recovery starts and ends,
+//! RTO, undo — is `ca_state.rs` alone. The initial window is decided by `iw/` (trait in
+//! `iw/policy.rs`) and applied by `endpoint.rs`. No file here reaches itself through its
+//! imports (`tests/tcp_layers.rs`).
 
 pub mod ca_state;
 pub mod cc;
