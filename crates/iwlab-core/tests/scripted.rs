@@ -135,7 +135,7 @@ fn reno_one_drop_sets_ssthresh_to_half_the_flight_inflates_by_3_and_deflates_to_
     // The retransmission is ACKed up to 12: deflate to ssthresh, leave recovery.
     sc.ack(s(13));
     assert_eq!(sc.cwnd(), 5500);
-    assert!(!sc.ep.sender.in_recovery);
+    assert!(!sc.ep.sender.in_recovery());
     assert_eq!(sc.ep.sender.stats.fast_retransmits, 1);
 }
 
@@ -148,7 +148,7 @@ fn newreno_one_drop_leaves_the_same_windows_as_reno() {
     }
     sc.ack(s(13));
     assert_eq!((sc.cwnd(), sc.ssthresh()), (5500, 5500));
-    assert!(!sc.ep.sender.in_recovery);
+    assert!(!sc.ep.sender.in_recovery());
 }
 
 #[test]
@@ -165,7 +165,7 @@ fn sack_one_drop_sets_cwnd_to_ssthresh_and_sends_by_pipe() {
     // After all 10 SACKed, pipe = 1 (retransmission) + new ones; cwnd 5.5 allows 4 new.
     assert_eq!(new, vec![13, 14, 15, 16]);
     sc.ack(s(13));
-    assert!(!sc.ep.sender.in_recovery);
+    assert!(!sc.ep.sender.in_recovery());
     assert_eq!(sc.cwnd(), 5500);
 }
 
@@ -198,9 +198,9 @@ fn newreno_two_drops_retransmits_the_second_on_the_partial_ack() {
     assert_eq!(seqs(&on_partial)[0], 5, "RFC 6582: retransmit the first unacknowledged segment at once");
     // Deflate by the 3 segments acknowledged, add back one SMSS.
     assert_eq!(sc.cwnd(), cwnd - 3 * MSS + MSS);
-    assert!(sc.ep.sender.in_recovery, "a partial ACK does not end NewReno recovery");
+    assert!(sc.ep.sender.in_recovery(), "a partial ACK does not end NewReno recovery");
     sc.ack(s(13 + (seqs(&on_partial).len() as u64 - 1)));
-    assert!(!sc.ep.sender.in_recovery);
+    assert!(!sc.ep.sender.in_recovery());
     assert_eq!(sc.cwnd(), 5500);
     assert_eq!(sc.ep.sender.stats.timeouts, 0);
     assert_eq!(sc.ep.sender.stats.fast_retransmits, 1);
@@ -210,7 +210,7 @@ fn newreno_two_drops_retransmits_the_second_on_the_partial_ack() {
 fn reno_two_drops_leaves_recovery_on_the_partial_ack() {
     let (mut sc, _) = two_drops(RecoveryKind::Reno, false);
     let after = sc.ack(s(5));
-    assert!(!sc.ep.sender.in_recovery, "Reno exits on any ACK of new data");
+    assert!(!sc.ep.sender.in_recovery(), "Reno exits on any ACK of new data");
     assert_eq!(sc.cwnd(), 5500);
     assert!(!seqs(&after).contains(&5), "Reno does not retransmit on a partial ACK");
     // Segment 5 is only repaired by three further duplicates (a second halving) or by the RTO.
@@ -510,7 +510,7 @@ fn tlp_probes_with_new_data_when_the_window_is_full() {
     // past 100 + 100 + reo_wnd (min_RTT/4 = 25 ms; one segment SACKed) ⇒ lost (§6.2 step 5):
     // recovery resends both at once (cwnd = ssthresh = 2 segments, pipe 0 after marking).
     let out = sc.ack_at(ms(400), s(1), &[(s(3), s(4))]);
-    assert!(sc.ep.sender.in_recovery);
+    assert!(sc.ep.sender.in_recovery());
     assert_eq!(out.iter().filter(|x| x.retransmit).map(|x| x.seq).collect::<Vec<_>>(), vec![s(1), s(2)]);
     assert_eq!(sc.ep.sender.stats.timeouts, 0);
 }
@@ -651,7 +651,7 @@ fn prr_spreads_the_reduction_over_the_recovery_round_trip() {
     );
     // The cumulative ACK of everything sent before recovery ends it with cwnd = ssthresh.
     sc.ack_sack(s(23), &[(s(23), s(31))]);
-    assert!(!sc.ep.sender.in_recovery);
+    assert!(!sc.ep.sender.in_recovery());
     assert_eq!(sc.cwnd(), 11 * MSS);
 }
 
@@ -687,7 +687,7 @@ fn prr_drives_cwnd_in_rack_recovery_too() {
     let cfg = TcpConfig { recovery: RecoveryKind::Rack, tlp: true, ..sack_cfg(Some(ReductionBound::SlowStart)) };
     let (rack, rows) = single_loss_with(&cfg);
     let (_, sack) = single_loss(Some(ReductionBound::SlowStart));
-    assert!(rack.ep.sender.in_recovery);
+    assert!(rack.ep.sender.in_recovery());
     assert_eq!(rows, sack);
 }
 
@@ -699,7 +699,7 @@ fn with_linux_prr_the_ack_ending_recovery_also_grows_cwnd_from_ssthresh() {
     let end_of_recovery = |bound| {
         let (mut sc, _) = single_loss(Some(bound));
         sc.ack_sack(s(23), &[(s(23), s(31))]);
-        assert!(!sc.ep.sender.in_recovery);
+        assert!(!sc.ep.sender.in_recovery());
         (sc.ssthresh(), sc.cwnd())
     };
     assert_eq!(end_of_recovery(ReductionBound::SlowStart), (11 * MSS, 11 * MSS));
@@ -758,7 +758,7 @@ fn the_sack_of_a_lone_fin_reveals_the_lost_tail_and_prr_counts_it_as_one_packet(
     sc.advance(SimDuration::from_millis(100));
     let out = sc.ack_sack(s(7), &[(s(11), s(11) + 1)]);
     assert_eq!(seqs(&out), vec![7], "one retransmission, no RTO or probe needed");
-    assert!(sc.ep.sender.in_recovery);
+    assert!(sc.ep.sender.in_recovery());
 }
 
 // ---------------------------------------------------------------------------------------

@@ -247,7 +247,8 @@ impl Endpoint {
             }
             State::SynReceived if seg.has_ack() && seg.ack >= 1 => {
                 if !self.syn_resent {
-                    self.sender.rtt.sample(now - self.syn_sent_at, self.sender.snd_una, self.sender.snd_nxt);
+                    let (una, nxt) = (self.sender.snd_una, self.sender.snd_nxt);
+                    self.sender.rtt.sample(now - self.syn_sent_at, una, nxt);
                 }
                 self.establish(now, iw, out);
                 self.on_synchronized(now, seg, ce, iw, out);
@@ -259,7 +260,8 @@ impl Endpoint {
                 self.ts_recent = seg.ts.map_or(0, |t| t.0);
                 // Karn: no RTT sample from a retransmitted SYN.
                 if !self.syn_resent {
-                    self.sender.rtt.sample(now - self.syn_sent_at, self.sender.snd_una, self.sender.snd_nxt);
+                    let (una, nxt) = (self.sender.snd_una, self.sender.snd_nxt);
+                    self.sender.rtt.sample(now - self.syn_sent_at, una, nxt);
                 }
                 self.establish(now, iw, out);
                 let before = out.segments.len();

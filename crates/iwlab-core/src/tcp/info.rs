@@ -3,7 +3,9 @@
 //! Linux reports: windows in segments, times in microseconds. Conformance scripts assert on it
 //! (`%{ assert tcpi_snd_cwnd == 10 }%`); docs/conformance.md maps each field.
 
+use super::ca_state;
 use super::endpoint::{Endpoint, State};
+use super::tcb::CaState;
 
 /// Linux's "no ssthresh yet" (`TCP_INFINITE_SSTHRESH`, include/net/tcp.h).
 pub const TCP_INFINITE_SSTHRESH: u64 = 0x7fff_ffff;
@@ -137,14 +139,11 @@ impl Endpoint {
         let lost = s.outstanding.lost_bytes_marked().div_ceil(mss);
         // Data bytes ACKed: snd_una counts the SYN (sequence 0) and, once ACKed, our FIN.
         let bytes_acked = s.snd_una.saturating_sub(1).min(s.bytes_written());
-        let ca_state = if s.in_recovery {
-            TCP_CA_RECOVERY
-        } else if s.in_rto_loss && s.snd_una < s.recover {
-            TCP_CA_LOSS
-        } else if sacked > 0 || s.dupacks > 0 {
-            TCP_CA_DISORDER
-        } else {
-            TCP_CA_OPEN
+        let ca_state = match ca_state::reported(s) {
+            CaState::Recovery => TCP_CA_RECOVERY,
+            CaState::Loss => TCP_CA_LOSS,
+            CaState::Disorder => TCP_CA_DISORDER,
+            CaState::Open | CaState::Cwr => TCP_CA_OPEN,
         };
         let us = |d: crate::engine::SimDuration| d.as_nanos() / 1000;
         TcpInfo {

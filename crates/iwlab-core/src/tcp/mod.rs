@@ -6,7 +6,15 @@
 //! HyStart++), ECN (RFC 3168) and initial-window
 //! policies (RFC 3390, RFC 6928, size-based). The crate README maps each rule to its file
 //! and test.
+//!
+//! The sender (`sender.rs`) owns one control block (`tcb.rs`); congestion control (`cc/`,
+//! `CongestionOps`) and loss recovery (`recovery/`, `RecoveryOps`; PRR, TLP, undo, D-SACK
+//! each in its file) work on it, and the CA state machine — when recovery starts and ends,
+//! RTO, undo — is `ca_state.rs` alone. The initial window is decided by `iw/` (trait in
+//! `iw/policy.rs`) and applied by `endpoint.rs`. No file here reaches itself through its
+//! imports (`tests/tcp_layers.rs`).
 
+pub mod ca_state;
 pub mod cc;
 pub mod config;
 pub mod endpoint;
@@ -15,8 +23,11 @@ pub mod iw;
 pub mod pacing;
 pub mod receiver;
 pub mod recovery;
+#[cfg(test)]
+mod recovery_tests;
 pub mod rto;
 mod rtt_sample;
 pub mod scoreboard;
 pub mod segment;
 pub mod sender;
+pub mod tcb;

@@ -586,7 +586,7 @@ impl Scoreboard {
         if retrans {
             // §6.2 step 2: ignore a delivery that may be of the original transmission:
             // TSecr before the retransmission, or an RTT below the minimum.
-            if ctx.ts_ecr.is_some_and(|ecr| ecr < super::sender::ts_value(xmit_ts)) {
+            if ctx.ts_ecr.is_some_and(|ecr| ecr < super::segment::ts_value(xmit_ts)) {
                 return;
             }
             if ctx.min_rtt.is_some_and(|m| rtt < m) {

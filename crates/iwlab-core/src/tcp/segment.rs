@@ -121,6 +121,11 @@ impl Segment {
     }
 }
 
+/// RFC 7323 TSval: a microsecond clock (plus one, so that 0 never means "a time").
+pub fn ts_value(now: crate::engine::SimTime) -> u32 {
+    (now.as_nanos() / 1000 + 1) as u32
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

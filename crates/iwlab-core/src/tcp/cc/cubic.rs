@@ -31,11 +31,11 @@
 //! - §5.8 / §4.2 application-limited flows: an ACK that finds the sender not cwnd-limited
 //!   (`flight_before + SMSS <= cwnd`: another full segment would have fitted) leaves cwnd
 //!   and W_est alone, and the time since the previous ACK is cut out of t by moving
-//!   t_epoch forward. [`CongestionControl::on_idle_restart`] cuts the idle period out the
+//!   t_epoch forward. [`CongestionOps::on_idle_restart`] cuts the idle period out the
 //!   same way. This relies on `AckInfo::flight_before` being the real flight size.
 //!
 //! An epoch (one congestion-avoidance stage, t_epoch in the RFC) begins at
-//! [`CongestionControl::on_recovery_exit`], or on the first ACK in congestion avoidance if
+//! [`CongestionOps::on_recovery_exit`], or on the first ACK in congestion avoidance if
 //! none is running (first exit from slow start, after an RTO). A congestion event ends it;
 //! so does any ACK in slow start, since the RFC's epoch is "the beginning of the current
 //! congestion avoidance stage" — e.g. when an idle restart has cut cwnd below ssthresh, the
@@ -44,7 +44,8 @@
 //! Not implemented: §4.9 undo after spurious congestion events (no hook reports them),
 //! HyStart++ (RFC 9406) here: it lives in `cc/hystart.rs` and the sender runs it before CUBIC.
 
-use super::{reno, AckInfo, CongestionControl, Window};
+use super::ops::{AckInfo, CongestionOps, Window};
+use super::reno;
 use crate::engine::{SimDuration, SimTime};
 
 #[derive(Clone, Debug, PartialEq)]
@@ -213,7 +214,7 @@ fn segments(bytes: u64, mss: u64) -> f64 {
     bytes as f64 / mss as f64
 }
 
-impl CongestionControl for Cubic {
+impl CongestionOps for Cubic {
     fn on_ack(&mut self, w: &mut Window, ack: &AckInfo) {
         if w.in_slow_start() {
             // §4.10: Reno slow start; no congestion-avoidance stage is current.

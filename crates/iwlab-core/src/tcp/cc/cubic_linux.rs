@@ -23,7 +23,8 @@
 //! cube root is exact where Linux's `cubic_root()` uses a table and one Newton step (error
 //! < 0.2 %).
 
-use super::{AckInfo, CongestionControl, CubicConfig, Window};
+use super::cubic::CubicConfig;
+use super::ops::{AckInfo, CongestionOps, Window};
 use crate::engine::SimTime;
 
 /// BICTCP_BETA_SCALE, BICTCP_HZ.
@@ -181,7 +182,7 @@ impl CubicLinux {
     }
 }
 
-impl CongestionControl for CubicLinux {
+impl CongestionOps for CubicLinux {
     fn on_ack(&mut self, w: &mut Window, ack: &AckInfo) {
         let mss = w.mss;
         let mut cwnd = w.cwnd / mss;

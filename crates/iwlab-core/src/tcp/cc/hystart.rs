@@ -20,7 +20,8 @@
 //! initial slow start is covered (§4.3 RECOMMENDS that): a loss, ECN echo or RTO ends HyStart
 //! for the connection ([`HyStart::on_congestion`]).
 
-use super::{reno, Window};
+use super::ops::Window;
+use super::reno;
 use crate::engine::SimDuration;
 
 /// RFC 9406 §4.3 constants.

@@ -7,63 +7,15 @@
 pub mod cubic;
 pub mod cubic_linux;
 pub mod hystart;
+pub mod ops;
 pub mod reno;
 
 use crate::engine::{SimDuration, SimTime};
 pub use cubic::{Cubic, CubicArithmetic, CubicConfig};
 pub use cubic_linux::CubicLinux;
+use hystart::HyStart;
+pub use ops::{AckInfo, CongestionOps, Window};
 pub use reno::Reno;
-
-/// The sender's window arithmetic, in bytes.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Window {
-    pub cwnd: u64,
-    pub ssthresh: u64,
-    /// Sender maximum segment size (SMSS).
-    pub mss: u64,
-    /// Appropriate Byte Counting limit L (RFC 3465), in segments; `None` counts ACKs
-    /// (cwnd grows by at most one SMSS per ACK in slow start, RFC 5681 (2)).
-    pub abc_l: Option<u32>,
-    /// Bytes acknowledged since cwnd last grew in congestion avoidance (RFC 3465 §2.1).
-    pub bytes_acked: u64,
-}
-
-impl Window {
-    pub fn in_slow_start(&self) -> bool {
-        self.cwnd < self.ssthresh
-    }
-}
-
-/// What an ACK of new data tells a controller.
-#[derive(Copy, Clone, Debug)]
-pub struct AckInfo {
-    pub now: SimTime,
-    /// Bytes newly acknowledged.
-    pub acked: u64,
-    /// Bytes in flight before this ACK.
-    pub flight_before: u64,
-    pub srtt: Option<SimDuration>,
-    pub min_rtt: Option<SimDuration>,
-}
-
-/// A congestion controller. Hooks are named after the event that triggers them.
-pub trait CongestionControl {
-    /// New data was acknowledged outside loss recovery: grow cwnd.
-    fn on_ack(&mut self, w: &mut Window, ack: &AckInfo);
-    /// Loss detected by duplicate ACKs, or an ECN echo: the new ssthresh.
-    fn ssthresh_on_loss(&mut self, w: &Window, flight: u64, now: SimTime) -> u64;
-    /// Retransmission timeout: the new ssthresh (cwnd becomes the loss window elsewhere).
-    fn ssthresh_on_rto(&mut self, w: &Window, flight: u64, now: SimTime) -> u64 {
-        self.ssthresh_on_loss(w, flight, now)
-    }
-    /// Loss recovery finished (cwnd was set to ssthresh).
-    fn on_recovery_exit(&mut self, _w: &mut Window, _now: SimTime) {}
-    /// The connection restarts after idle (RFC 5681 §4.1).
-    fn on_idle_restart(&mut self, _w: &mut Window, _now: SimTime) {}
-    /// Data leaves while nothing is in flight (Linux `CA_EVENT_TX_START`); data last left at
-    /// `last_send`.
-    fn on_tx_start(&mut self, _now: SimTime, _last_send: SimTime) {}
-}
 
 /// Congestion controllers by name.
 #[derive(Clone, Debug, PartialEq)]
@@ -108,7 +60,7 @@ macro_rules! each_cc {
     };
 }
 
-impl CongestionControl for AnyCc {
+impl CongestionOps for AnyCc {
     fn on_ack(&mut self, w: &mut Window, ack: &AckInfo) {
         each_cc!(self, c => c.on_ack(w, ack))
     }
@@ -126,5 +78,59 @@ impl CongestionControl for AnyCc {
     }
     fn on_tx_start(&mut self, now: SimTime, last_send: SimTime) {
         each_cc!(self, c => c.on_tx_start(now, last_send))
+    }
+}
+
+/// The sender's congestion control: the controller, and with it slow-start exit on RTT rise
+/// (RFC 9406 HyStart++ / Linux HyStart), which takes slow start's growth while active.
+pub struct Congestion {
+    pub ops: AnyCc,
+    pub hystart: Option<HyStart>,
+}
+
+impl Congestion {
+    pub fn new(cc: &CcConfig, hystart: Option<hystart::HyStartKind>) -> Self {
+        Congestion { ops: cc.build(), hystart: hystart.map(HyStart::new) }
+    }
+
+    /// A loss or an ECN echo: RFC 9406 §4.2 ends HyStart++.
+    pub fn on_congestion(&mut self) {
+        if let Some(h) = &mut self.hystart {
+            h.on_congestion();
+        }
+    }
+
+    /// Grows cwnd on an ACK outside recovery by `ack.acked` bytes: HyStart's slow start while
+    /// it is active (`ack_seq`, `snd_nxt`: its round tracking; `rtt`: the ACK's RTT sample),
+    /// else the controller.
+    pub fn grow(&mut self, w: &mut Window, ack: &AckInfo, ack_seq: u64, snd_nxt: u64, rtt: Option<SimDuration>) {
+        let grown = match &mut self.hystart {
+            Some(h) if h.active(w) => h.on_ack(w, ack.acked, ack_seq, snd_nxt, rtt),
+            _ => false,
+        };
+        if !grown {
+            self.ops.on_ack(w, ack);
+        }
+    }
+}
+
+impl CongestionOps for Congestion {
+    fn on_ack(&mut self, w: &mut Window, ack: &AckInfo) {
+        self.ops.on_ack(w, ack)
+    }
+    fn ssthresh_on_loss(&mut self, w: &Window, flight: u64, now: SimTime) -> u64 {
+        self.ops.ssthresh_on_loss(w, flight, now)
+    }
+    fn ssthresh_on_rto(&mut self, w: &Window, flight: u64, now: SimTime) -> u64 {
+        self.ops.ssthresh_on_rto(w, flight, now)
+    }
+    fn on_recovery_exit(&mut self, w: &mut Window, now: SimTime) {
+        self.ops.on_recovery_exit(w, now)
+    }
+    fn on_idle_restart(&mut self, w: &mut Window, now: SimTime) {
+        self.ops.on_idle_restart(w, now)
+    }
+    fn on_tx_start(&mut self, now: SimTime, last_send: SimTime) {
+        self.ops.on_tx_start(now, last_send)
     }
 }

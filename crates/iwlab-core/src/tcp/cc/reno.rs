@@ -1,7 +1,7 @@
 //! Standard TCP congestion control (RFC 5681), with Appropriate Byte Counting (RFC 3465)
 //! when `Window::abc_l` is set.
 
-use super::{AckInfo, CongestionControl, Window};
+use super::ops::{AckInfo, CongestionOps, Window};
 use crate::engine::SimTime;
 
 #[derive(Clone, Debug, Default)]
@@ -29,7 +29,7 @@ pub fn congestion_avoidance(w: &mut Window, acked: u64) {
     }
 }
 
-impl CongestionControl for Reno {
+impl CongestionOps for Reno {
     fn on_ack(&mut self, w: &mut Window, ack: &AckInfo) {
         if w.in_slow_start() {
             slow_start(w, ack.acked);

@@ -15,7 +15,7 @@
 //! The window is IW × MSS bytes. Restart windows follow the same per-destination IW (already
 //! halved when the connection's own IW loss was reported).
 
-use super::{is_iw_loss_evidence, DstKey, IwContext, IwEvent, IwEventKind, IwPolicy};
+use super::policy::{is_iw_loss_evidence, DstKey, IwContext, IwEvent, IwEventKind, IwPolicy};
 use crate::engine::SimTime;
 use serde_json::{json, Value};
 use std::collections::BTreeMap;

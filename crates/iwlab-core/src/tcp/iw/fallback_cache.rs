@@ -10,13 +10,12 @@
 
 use super::rfc3390::rfc3390_window;
 use super::rfc6928::rfc6928_window;
-use super::{is_iw_loss_evidence, DstKey, IwContext, IwEvent, IwPolicy};
+use super::policy::{is_iw_loss_evidence, DstKey, IwContext, IwEvent, IwPolicy};
 use crate::engine::{SimDuration, SimTime};
 use serde_json::{json, Value};
 use std::collections::BTreeMap;
 
-/// RFC 6928 §4: fall back only when "more than 4 KB of data was sent" in the lost window.
-pub const FALLBACK_MIN_BYTES: u64 = 4096;
+pub use super::policy::FALLBACK_MIN_BYTES;
 
 /// Default bound on cached destinations (≥ the simulator's `MAX_HOSTS`).
 pub const DEFAULT_MAX_ENTRIES: usize = 16_384;

@@ -1,6 +1,6 @@
 //! A fixed initial window of N segments (Linux `ip route … initcwnd N`; RFC 2001's IW = 1).
 
-use super::{IwContext, IwPolicy};
+use super::policy::{IwContext, IwPolicy};
 
 #[derive(Clone, Debug)]
 pub struct Fixed {

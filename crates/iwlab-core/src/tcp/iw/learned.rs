@@ -17,7 +17,7 @@
 //! Every quantity is one Linux reports in `tcp_info` at close (`tcpi_snd_cwnd` × MSS,
 //! `tcpi_bytes_acked`), so a watcher on a real host computes the same IW from the same events.
 
-use super::{DstKey, IwContext, IwEvent, IwEventKind, IwPolicy};
+use super::policy::{DstKey, IwContext, IwEvent, IwEventKind, IwPolicy};
 use crate::engine::SimTime;
 use serde_json::{json, Value};
 use std::collections::{BTreeMap, VecDeque};

@@ -1,6 +1,6 @@
 //! RFC 3390 (1): IW = min(4*MSS, max(2*MSS, 4380 bytes)).
 
-use super::{IwContext, IwPolicy};
+use super::policy::{IwContext, IwPolicy};
 
 #[derive(Clone, Debug, Default)]
 pub struct Rfc3390;

@@ -1,6 +1,6 @@
 //! RFC 6928 §2: IW = min(10*MSS, max(2*MSS, 14600 bytes)).
 
-use super::{IwContext, IwPolicy};
+use super::policy::{IwContext, IwPolicy};
 
 #[derive(Clone, Debug, Default)]
 pub struct Rfc6928;

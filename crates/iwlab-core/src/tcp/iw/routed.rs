@@ -9,7 +9,7 @@
 //! by the route (its index, the prefix), not by the node: evidence about one host of a prefix
 //! applies to the whole prefix, exactly as `iwlab.policy.Decider` keys a real host's state.
 
-use super::{AnyIw, DstKey, IwContext, IwEvent, IwPolicy};
+use super::policy::{DstKey, IwContext, IwEvent, IwPolicy};
 use crate::engine::SimTime;
 use std::sync::Arc;
 
@@ -22,19 +22,20 @@ pub struct RouteTable {
     pub policy_of: Vec<String>,
 }
 
-pub struct Routed {
+/// Generic over the policies it routes to (the crate's `AnyIw`).
+pub struct Routed<P> {
     table: Arc<RouteTable>,
     /// By route index: the index in `inner` of that route's policy.
     inner_of: Vec<usize>,
     /// One instance per policy name the routes use.
-    inner: Vec<AnyIw>,
+    inner: Vec<P>,
     /// The application's policy, for destinations no route covers.
-    uncovered: Box<AnyIw>,
+    uncovered: Box<P>,
 }
 
-impl Routed {
+impl<P: IwPolicy> Routed<P> {
     /// `build(name)` makes a fresh instance of the named policy.
-    pub fn new(table: Arc<RouteTable>, uncovered: AnyIw, build: impl Fn(&str) -> AnyIw) -> Self {
+    pub fn new(table: Arc<RouteTable>, uncovered: P, build: impl Fn(&str) -> P) -> Self {
         let mut names: Vec<&str> = Vec::new();
         let inner_of = table
             .policy_of
@@ -59,7 +60,7 @@ impl Routed {
     }
 
     /// The policy and the key it knows `dst` by.
-    fn route(&mut self, dst: DstKey) -> (&mut AnyIw, DstKey) {
+    fn route(&mut self, dst: DstKey) -> (&mut P, DstKey) {
         match self.table.route_of.get(dst as usize).copied().flatten() {
             Some(r) => (&mut self.inner[self.inner_of[r as usize]], r),
             None => (&mut self.uncovered, dst),
@@ -67,7 +68,7 @@ impl Routed {
     }
 }
 
-impl IwPolicy for Routed {
+impl<P: IwPolicy> IwPolicy for Routed<P> {
     fn initial_window(&mut self, ctx: &IwContext) -> u64 {
         let (p, dst) = self.route(ctx.dst);
         p.initial_window(&IwContext { dst, ..*ctx })

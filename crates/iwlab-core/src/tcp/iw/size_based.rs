@@ -2,7 +2,7 @@
 //! IW(s) = V if s ≤ θ, else ⌊(θ/s)·V + (1 − θ/s)·MinIW⌋ segments.
 //! A connection that declared no size is treated as unbounded: the limit, MinIW.
 
-use super::{IwContext, IwPolicy};
+use super::policy::{IwContext, IwPolicy};
 
 #[derive(Clone, Debug)]
 pub struct SizeBased {

@@ -20,7 +20,7 @@
 
 use crate::engine::SimTime;
 use crate::tcp::segment::Segment;
-use crate::tcp::sender::Sender;
+use crate::tcp::tcb::Tcb;
 
 /// Linux TCP_RACK_RECOVERY_THRESH: recoveries a widened reordering window is kept for.
 pub const RACK_RECOVERY_THRESH: u32 = 16;
@@ -58,6 +58,66 @@ impl Dsack {
     pub fn recovery_ended(&mut self) {
         self.reo_wnd_persist = self.reo_wnd_persist.saturating_sub(1);
     }
+
+    /// Reads the ACK's D-SACK block (before its SACK blocks mark the scoreboard; snd.una is
+    /// still the value before this ACK). `probe_end`: TLP.end_seq of a probe in flight. Some
+    /// if the ACK carried a D-SACK the sender believes (Linux FLAG_DSACKING_ACK): the
+    /// retransmissions it reports as duplicates, for undo (`Undo::duplicates`).
+    pub fn on_ack(&mut self, t: &Tcb, seg: &Segment, probe_end: Option<u64>) -> Option<Duplicates> {
+        if !self.enabled {
+            return None;
+        }
+        let (start, end) = block(seg)?;
+        let len = end - start;
+        let mss = t.w.mss;
+        let segs = if len > mss { len.div_ceil(mss) } else { 1 };
+        // tcp_dsack_seen(): not believed beyond the retransmissions actually sent.
+        self.dups += segs;
+        if self.dups > t.stats.retransmits {
+            return None;
+        }
+        let probe = len <= mss && probe_end == Some(end);
+        let reordering_seen = t.outstanding.rack.as_deref().is_some_and(|r| r.reordering_seen);
+        if reordering_seen && !probe {
+            self.seen = true;
+        }
+        let resent = if end <= t.snd_una {
+            segs // "D-SACK for already forgotten data"
+        } else {
+            t.outstanding.resent_within(start, end)
+        };
+        Some(Duplicates { resent, end })
+    }
+
+    /// `tcp_rack_update_reo_wnd()`, on an ACK that delivered data (newly ACKed or SACKed),
+    /// before RACK looks for losses.
+    pub fn update_reo_wnd(&mut self, t: &Tcb, now: SimTime) {
+        let xmit_ts = t.outstanding.rack.as_deref().and_then(|r| r.xmit_ts);
+        if !self.enabled {
+            return;
+        }
+        // Disregard a D-SACK within a round trip of the last growth.
+        if let (Some(g), Some(x)) = (self.grown_at, xmit_ts) {
+            if x < g {
+                self.seen = false;
+            }
+        }
+        if self.seen {
+            self.reo_wnd_steps = (self.reo_wnd_steps + 1).min(255);
+            self.seen = false;
+            self.grown_at = Some(now);
+            self.reo_wnd_persist = RACK_RECOVERY_THRESH;
+        } else if self.reo_wnd_persist == 0 {
+            self.reo_wnd_steps = 1;
+        }
+    }
+}
+
+/// Retransmissions a believed D-SACK reports as duplicates, and where its range ends.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub struct Duplicates {
+    pub resent: u64,
+    pub end: u64,
 }
 
 /// The D-SACK block of an ACK, if its first block is one (`tcp_check_dsack()`).
@@ -73,60 +133,6 @@ pub(crate) fn block(seg: &Segment) -> Option<(u64, u64)> {
     match b.get(1) {
         Some(&(s1, e1)) if s1 <= s0 && e0 <= e1 => Some((s0, e0)),
         _ => None,
-    }
-}
-
-/// Reads the ACK's D-SACK block (before its SACK blocks mark the scoreboard; snd.una is still
-/// the value before this ACK). `probe_end`: TLP.end_seq of a probe in flight. True if the ACK
-/// carried a D-SACK the sender believes (Linux FLAG_DSACKING_ACK).
-pub(crate) fn on_ack(s: &mut Sender, seg: &Segment, probe_end: Option<u64>) -> bool {
-    if !s.dsack.enabled {
-        return false;
-    }
-    let Some((start, end)) = block(seg) else { return false };
-    let len = end - start;
-    let mss = s.w.mss;
-    let segs = if len > mss { len.div_ceil(mss) } else { 1 };
-    // tcp_dsack_seen(): not believed beyond the retransmissions actually sent.
-    s.dsack.dups += segs;
-    if s.dsack.dups > s.stats.retransmits {
-        return false;
-    }
-    let probe = len <= mss && probe_end == Some(end);
-    let reordering_seen = s.outstanding.rack.as_deref().is_some_and(|r| r.reordering_seen);
-    if reordering_seen && !probe {
-        s.dsack.seen = true;
-    }
-    let resent = if end <= s.snd_una {
-        segs // "D-SACK for already forgotten data"
-    } else {
-        s.outstanding.resent_within(start, end)
-    };
-    s.undo.duplicates(resent, end);
-    true
-}
-
-/// `tcp_rack_update_reo_wnd()`, on an ACK that delivered data (newly ACKed or SACKed), before
-/// RACK looks for losses.
-pub(crate) fn update_reo_wnd(s: &mut Sender, now: SimTime) {
-    let xmit_ts = s.outstanding.rack.as_deref().and_then(|r| r.xmit_ts);
-    let d = &mut s.dsack;
-    if !d.enabled {
-        return;
-    }
-    // Disregard a D-SACK within a round trip of the last growth.
-    if let (Some(g), Some(x)) = (d.grown_at, xmit_ts) {
-        if x < g {
-            d.seen = false;
-        }
-    }
-    if d.seen {
-        d.reo_wnd_steps = (d.reo_wnd_steps + 1).min(255);
-        d.seen = false;
-        d.grown_at = Some(now);
-        d.reo_wnd_persist = RACK_RECOVERY_THRESH;
-    } else if d.reo_wnd_persist == 0 {
-        d.reo_wnd_steps = 1;
     }
 }
 
@@ -151,85 +157,5 @@ mod tests {
         assert_eq!(block(&seg(1001, &[(3001, 4001), (5001, 6001)])), None);
         assert_eq!(block(&seg(1001, &[(3001, 4001)])), None);
         assert_eq!(block(&seg(1001, &[])), None);
-    }
-
-    use crate::engine::SimDuration;
-    use crate::tcp::config::{RecoveryKind, TcpConfig};
-
-    /// A RACK sender with D-SACK, min RTT 400 ms, one retransmission sent, reordering seen.
-    fn sender(reordering_seen: bool) -> Sender {
-        let cfg =
-            TcpConfig { mss: 1000, recovery: RecoveryKind::Rack, sack: true, dsack: true, ..TcpConfig::default() };
-        let mut s = Sender::new(&cfg, true, false);
-        s.rtt.sample(SimDuration::from_millis(400), 1, 1);
-        s.stats.retransmits = 1;
-        s.outstanding.rack.as_deref_mut().unwrap().reordering_seen = reordering_seen;
-        s
-    }
-
-    fn ms(x: u64) -> SimTime {
-        SimTime::ZERO + SimDuration::from_millis(x)
-    }
-
-    #[test]
-    fn after_reordering_a_dsack_doubles_the_reordering_window_for_sixteen_recoveries() {
-        // tcp_rack_update_reo_wnd(): reo_wnd_steps 1 → 2, reo_wnd_persist = 16; each recovery
-        // ending without an undo counts it down; at 0 the next delivery resets the steps.
-        let mut s = sender(true);
-        assert_eq!(super::super::rack::reo_wnd(&s), SimDuration::from_millis(100));
-        on_ack(&mut s, &seg(4001, &[(2001, 3001)]), None);
-        update_reo_wnd(&mut s, ms(1000));
-        assert_eq!(s.dsack.reo_wnd_steps, 2);
-        assert_eq!(super::super::rack::reo_wnd(&s), SimDuration::from_millis(200));
-        for _ in 0..15 {
-            s.dsack.recovery_ended();
-            update_reo_wnd(&mut s, ms(2000));
-        }
-        assert_eq!(s.dsack.reo_wnd_steps, 2, "kept for 16 recoveries");
-        s.dsack.recovery_ended();
-        update_reo_wnd(&mut s, ms(3000));
-        assert_eq!(s.dsack.reo_wnd_steps, 1);
-    }
-
-    #[test]
-    fn without_reordering_or_beyond_the_retransmissions_sent_a_dsack_leaves_the_window() {
-        // tcp_dsack_seen(): rack.dsack_seen only once reordering was seen; and no more
-        // duplicates believed than retransmissions sent (dsack_dups > total_retrans).
-        let mut s = sender(false);
-        on_ack(&mut s, &seg(4001, &[(2001, 3001)]), None);
-        update_reo_wnd(&mut s, ms(1000));
-        assert_eq!(s.dsack.reo_wnd_steps, 1);
-        let mut s = sender(true);
-        on_ack(&mut s, &seg(4001, &[(1001, 3001)]), None); // two segments, one resent
-        update_reo_wnd(&mut s, ms(1000));
-        assert_eq!(s.dsack.reo_wnd_steps, 1);
-    }
-
-    #[test]
-    fn an_ack_carrying_a_believed_dsack_is_not_a_duplicate_ack() {
-        // Linux tcp_ack(): num_dupack = 0 with FLAG_DSACKING_ACK. Segments 1..=10 out, 3
-        // resent; the first ACK SACKs 2..=3, the second reports 3 again inside that block.
-        let run = |dsack: bool| {
-            let cfg = TcpConfig { mss: 1000, recovery: RecoveryKind::Sack, sack: true, dsack, ..TcpConfig::default() };
-            let mut s = Sender::new(&cfg, true, false);
-            s.write(10_000);
-            s.start(10_000);
-            s.transmit(ms(0), &mut vec![]);
-            s.retransmit(ms(1), 2001, &mut vec![]);
-            s.on_ack(ms(100), &seg(1, &[(1001, 3001)]), false, &mut vec![]);
-            s.on_ack(ms(101), &seg(1, &[(2001, 3001), (1001, 3001)]), false, &mut vec![]);
-            s.dupacks
-        };
-        assert_eq!(run(true), 1);
-        assert_eq!(run(false), 2, "without tcp.dsack it is an ordinary duplicate ACK");
-    }
-
-    #[test]
-    fn a_dsack_of_a_loss_probe_does_not_widen_the_window() {
-        // FLAG_DSACK_TLP: a probe is timer-driven, not a RACK decision.
-        let mut s = sender(true);
-        on_ack(&mut s, &seg(4001, &[(2001, 3001)]), Some(3001));
-        update_reo_wnd(&mut s, ms(1000));
-        assert_eq!(s.dsack.reo_wnd_steps, 1);
     }
 }

@@ -1,94 +1,99 @@
-//! Fast retransmit and fast recovery, one variant per file: Reno (RFC 5681 §3.2), NewReno
-//! (RFC 6582), SACK-based (RFC 6675). The sender calls these two entry points; a variant
-//! sets ssthresh/cwnd and queues retransmissions through the sender's own methods.
+//! Loss recovery. The variants, one per file — Reno (RFC 5681 §3.2), NewReno (RFC 6582),
+//! SACK-based (RFC 6675), RACK (RFC 8985 §6) — implement [`RecoveryOps`] (`ops.rs`) over the
+//! control block and are dispatched through [`AnyRecovery`], as `cc::AnyCc` does for
+//! congestion control. The mechanisms they share own their state in their files: PRR (RFC
+//! 6937, `prr.rs`), TLP (RFC 8985 §7, `tlp.rs`), undo and F-RTO (`undo.rs`), D-SACK (RFC
+//! 2883, `dsack.rs`). When the CA state moves — recovery starts, ends, is undone, an RTO —
+//! is decided in one place, `tcp/ca_state.rs`. No file here names the sender.
 
 pub mod dsack;
 pub mod newreno;
+pub mod ops;
 pub mod prr;
 pub mod rack;
 pub mod reno;
 pub mod sack;
-#[cfg(test)]
-mod test_support;
 pub mod tlp;
 pub mod undo;
 
-use super::cc::CongestionControl;
-use super::config::RecoveryKind;
-use super::sender::{Sender, TxSeg};
 use crate::engine::SimTime;
-use prr::Prr;
+use crate::tcp::config::RecoveryKind;
+use crate::tcp::tcb::{Tcb, TxSeg};
+use newreno::NewReno;
+pub use ops::{Ctx, Mechanisms, RecoveryOps};
+use rack::Rack;
+use reno::Reno;
+use sack::Sack;
 
-/// A duplicate ACK arrived (`s.dupacks` already counts it).
-pub fn on_dupack(s: &mut Sender, now: SimTime, out: &mut Vec<TxSeg>) {
-    match s.kind {
-        RecoveryKind::Reno => reno::on_dupack(s, now, out),
-        RecoveryKind::NewReno => newreno::on_dupack(s, now, out),
-        RecoveryKind::Sack => sack::on_dupack(s, now, out),
-        // RFC 8985: no duplicate-ACK counting; RACK looks at every ACK (`rack::after_ack`).
-        RecoveryKind::Rack => {}
+/// The configured variant (`tcp.recovery`).
+#[derive(Clone, Debug)]
+pub enum AnyRecovery {
+    Reno(Reno),
+    NewReno(NewReno),
+    Sack(Sack),
+    Rack(Rack),
+}
+
+impl AnyRecovery {
+    pub fn new(kind: RecoveryKind) -> Self {
+        match kind {
+            RecoveryKind::Reno => AnyRecovery::Reno(Reno),
+            RecoveryKind::NewReno => AnyRecovery::NewReno(NewReno),
+            RecoveryKind::Sack => AnyRecovery::Sack(Sack),
+            RecoveryKind::Rack => AnyRecovery::Rack(Rack),
+        }
     }
 }
 
-/// New data was acknowledged while in recovery (`s.snd_una` already advanced).
-pub fn on_ack_in_recovery(s: &mut Sender, now: SimTime, acked: u64, out: &mut Vec<TxSeg>) {
-    match s.kind {
-        RecoveryKind::Reno => reno::on_ack(s, now),
-        RecoveryKind::NewReno => newreno::on_ack(s, now, acked, out),
-        RecoveryKind::Sack => sack::on_ack(s, now),
-        RecoveryKind::Rack => rack::on_ack(s, now),
-    }
+macro_rules! each_recovery {
+    ($self:ident, $r:ident => $e:expr) => {
+        match $self {
+            AnyRecovery::Reno($r) => $e,
+            AnyRecovery::NewReno($r) => $e,
+            AnyRecovery::Sack($r) => $e,
+            AnyRecovery::Rack($r) => $e,
+        }
+    };
 }
 
-/// RFC 5681 §3.2 (2)–(3), shared by Reno and NewReno: ssthresh = max(FlightSize/2, 2*SMSS),
-/// retransmit the first unacknowledged segment, cwnd = ssthresh + 3*SMSS.
-pub(crate) fn fast_retransmit(s: &mut Sender, now: SimTime, out: &mut Vec<TxSeg>) {
-    let flight = s.flight_size();
-    s.w.ssthresh = s.cc.ssthresh_on_loss(&s.w, flight, now);
-    s.enter_recovery();
-    if let Some(first) = s.first_unacked() {
-        s.retransmit(now, first.seq, out);
+impl RecoveryOps for AnyRecovery {
+    fn undoable(&self) -> bool {
+        each_recovery!(self, r => r.undoable())
     }
-    s.w.cwnd = s.w.ssthresh + s.dupthresh as u64 * s.w.mss;
-}
-
-/// The pipe PRR compares with ssthresh: RFC 6675 SetPipe, or RACK's in-flight estimate.
-fn recovery_pipe(s: &Sender) -> u64 {
-    if s.kind == RecoveryKind::Rack {
-        s.outstanding.rack_pipe()
-    } else {
-        s.outstanding.pipe()
+    fn dupack_starts_recovery(&mut self, c: &mut Ctx) -> bool {
+        each_recovery!(self, r => r.dupack_starts_recovery(c))
     }
-}
-
-/// RFC 6937 §3, at the beginning of recovery (ssthresh already set, in SACK-based and RACK
-/// recovery when `tcp.prr` is on): prr_delivered = prr_out = 0, RecoverFS = snd.nxt −
-/// snd.una less the bytes SACKed before this ACK (RFC 9937 §6: not delivered in recovery).
-pub(crate) fn prr_start(s: &mut Sender) {
-    let Some(bound) = s.prr_bound else { return };
-    let sacked_before = s.outstanding.sacked_bytes() - s.newly_sacked;
-    let fs = s.flight_size().saturating_sub(sacked_before);
-    s.prr = Some(Prr::start(bound, s.w.ssthresh, fs));
-    s.prr_lost_seen = s.outstanding.lost_bytes_marked();
-}
-
-/// RFC 6937 §3, on every ACK during recovery: sndcnt from DeliveredData and pipe, then
-/// cwnd = pipe + sndcnt so that the window rule sends exactly that (Linux
-/// `tcp_cwnd_reduction()`). A safe ACK (Linux bound) advanced snd.una and marked no new loss.
-pub(crate) fn prr_on_ack(s: &mut Sender) {
-    // Linux counts packets: a SACKed FIN of its own is one delivered packet
-    // (tcp_sacktag_one(): sacked_out += pcount), one segment here.
-    let fin = if s.fin_newly_sacked { s.w.mss } else { 0 };
-    if s.prr.is_none() || s.delivered + fin == 0 {
-        return; // Linux: an ACK that delivers nothing leaves cwnd alone
+    fn on_dupack_in_recovery(&mut self, c: &mut Ctx) {
+        each_recovery!(self, r => r.on_dupack_in_recovery(c))
     }
-    // The scoreboard is up to date (IsLost / RACK marks included): a new loss shows as more
-    // bytes marked lost than after the previous ACK.
-    let lost = s.outstanding.lost_bytes_marked();
-    let newly_lost = lost > s.prr_lost_seen;
-    s.prr_lost_seen = lost;
-    let pipe = recovery_pipe(s);
-    let (delivered, mss, safe) = (s.delivered + fin, s.w.mss, s.ack_advanced && !newly_lost);
-    let sndcnt = s.prr.as_mut().expect("checked above").on_ack(delivered, pipe, mss, safe);
-    s.w.cwnd = pipe + sndcnt;
+    fn on_enter(&mut self, c: &mut Ctx, now: SimTime) {
+        each_recovery!(self, r => r.on_enter(c, now))
+    }
+    fn fast_retransmit(&mut self, c: &mut Ctx, now: SimTime, out: &mut Vec<TxSeg>) {
+        each_recovery!(self, r => r.fast_retransmit(c, now, out))
+    }
+    fn recovery_point_reached(&self, t: &Tcb) -> bool {
+        each_recovery!(self, r => r.recovery_point_reached(t))
+    }
+    fn on_exit(&mut self, c: &mut Ctx) {
+        each_recovery!(self, r => r.on_exit(c))
+    }
+    fn on_partial_ack(&mut self, c: &mut Ctx, now: SimTime, acked: u64, out: &mut Vec<TxSeg>) {
+        each_recovery!(self, r => r.on_partial_ack(c, now, acked, out))
+    }
+    fn rearms_rto_in_recovery(&self, t: &Tcb) -> bool {
+        each_recovery!(self, r => r.rearms_rto_in_recovery(t))
+    }
+    fn pipe(&self, t: &Tcb) -> u64 {
+        each_recovery!(self, r => r.pipe(t))
+    }
+    fn send_in_recovery(&mut self, c: &mut Ctx, now: SimTime, out: &mut Vec<TxSeg>) -> bool {
+        each_recovery!(self, r => r.send_in_recovery(c, now, out))
+    }
+    fn detects_by_time(&self) -> bool {
+        each_recovery!(self, r => r.detects_by_time())
+    }
+    fn detect(&mut self, c: &mut Ctx, now: SimTime, on_ack: bool) -> bool {
+        each_recovery!(self, r => r.detect(c, now, on_ack))
+    }
 }

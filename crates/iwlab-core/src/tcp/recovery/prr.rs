@@ -16,7 +16,10 @@
 //! [`Prr::on_ack`] and sets cwnd = pipe + sndcnt, so RFC 6675's "send while cwnd − pipe ≥
 //! 1 SMSS" sends exactly sndcnt (rounded down to whole segments; the remainder is kept in
 //! prr_delivered − prr_out and comes back on a later ACK). [`Prr::on_sent`] counts what left.
-//! Everything is in bytes, as in the RFC.
+//! Everything is in bytes, as in the RFC. [`PrrState`] is the sender's: the bound configured
+//! and the episode, over the control block (`tcb.rs`).
+
+use crate::tcp::tcb::Tcb;
 
 /// Which reduction bound applies once pipe ≤ ssthresh (RFC 6937 §3).
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
@@ -126,6 +129,75 @@ impl Prr {
     }
     pub fn ssthresh(&self) -> u64 {
         self.ssthresh
+    }
+}
+
+/// The sender's PRR: the bound configured (`tcp.prr`; None: off) and the episode in progress.
+#[derive(Clone, Debug, Default)]
+pub struct PrrState {
+    bound: Option<ReductionBound>,
+    episode: Option<Prr>,
+    /// Bytes marked lost after the previous ACK in recovery ("no new loss").
+    lost_seen: u64,
+}
+
+impl PrrState {
+    pub fn new(bound: Option<ReductionBound>) -> Self {
+        PrrState { bound, episode: None, lost_seen: 0 }
+    }
+
+    pub fn bound(&self) -> Option<ReductionBound> {
+        self.bound
+    }
+
+    /// A reduction is in progress.
+    pub fn active(&self) -> bool {
+        self.episode.is_some()
+    }
+
+    /// RFC 6937 §3, at the beginning of recovery (ssthresh already set, in SACK-based and RACK
+    /// recovery when `tcp.prr` is on): prr_delivered = prr_out = 0, RecoverFS = snd.nxt −
+    /// snd.una less the bytes SACKed before this ACK (RFC 9937 §6: not delivered in recovery).
+    pub(crate) fn start(&mut self, t: &Tcb) {
+        let Some(bound) = self.bound else { return };
+        let sacked_before = t.outstanding.sacked_bytes() - t.newly_sacked;
+        let fs = t.flight_size().saturating_sub(sacked_before);
+        self.episode = Some(Prr::start(bound, t.w.ssthresh, fs));
+        self.lost_seen = t.outstanding.lost_bytes_marked();
+    }
+
+    /// RFC 6937 §3, on every ACK during recovery: sndcnt from DeliveredData and `pipe` (RFC
+    /// 6675 SetPipe, or RACK's in-flight estimate), then cwnd = pipe + sndcnt so that the
+    /// window rule sends exactly that (Linux `tcp_cwnd_reduction()`). A safe ACK (Linux bound)
+    /// advanced snd.una and marked no new loss.
+    pub(crate) fn on_ack(&mut self, t: &mut Tcb, pipe: impl FnOnce(&Tcb) -> u64) {
+        // Linux counts packets: a SACKed FIN of its own is one delivered packet
+        // (tcp_sacktag_one(): sacked_out += pcount), one segment here.
+        let fin = if t.fin_newly_sacked { t.w.mss } else { 0 };
+        if self.episode.is_none() || t.delivered + fin == 0 {
+            return; // Linux: an ACK that delivers nothing leaves cwnd alone
+        }
+        // The scoreboard is up to date (IsLost / RACK marks included): a new loss shows as
+        // more bytes marked lost than after the previous ACK.
+        let lost = t.outstanding.lost_bytes_marked();
+        let newly_lost = lost > self.lost_seen;
+        self.lost_seen = lost;
+        let pipe = pipe(t);
+        let (delivered, mss, safe) = (t.delivered + fin, t.w.mss, t.ack_advanced && !newly_lost);
+        let sndcnt = self.episode.as_mut().expect("checked above").on_ack(delivered, pipe, mss, safe);
+        t.w.cwnd = pipe + sndcnt;
+    }
+
+    /// RFC 6937: prr_out += data sent, for every (re)transmission during recovery.
+    pub fn on_sent(&mut self, bytes: u64) {
+        if let Some(p) = &mut self.episode {
+            p.on_sent(bytes);
+        }
+    }
+
+    /// The episode ends (recovery over or an RTO); true if one was in progress.
+    pub fn end(&mut self) -> bool {
+        self.episode.take().is_some()
     }
 }
 

@@ -19,10 +19,9 @@
 //! `tcp.tlp` switches it on (default: on with `recovery = "rack"`); it needs SACK and also
 //! works with `recovery = "sack"`.
 
-use super::super::cc::CongestionControl;
 use crate::engine::{SimDuration, SimTime};
 use crate::tcp::segment::Segment;
-use crate::tcp::sender::{Sender, TxSeg};
+use crate::tcp::tcb::Tcb;
 
 /// TLP state of a sender (RFC 8985 §7.1).
 #[derive(Clone, Debug, Default)]
@@ -42,15 +41,6 @@ pub struct Tlp {
     pub multi_delay: SimDuration,
     /// Set while the probe itself is sent (it must not reschedule the PTO).
     pub probing: bool,
-}
-
-/// RFC 8985 §7.1: fast recovery and RTO recovery end any episode.
-pub fn reset(s: &mut Sender) {
-    if let Some(t) = s.tlp.as_mut() {
-        t.at = None;
-        t.end_seq = None;
-        t.is_retrans = false;
-    }
 }
 
 /// RFC 8985 §7.2 TLP_calc_PTO(), given the RTO's expiry.
@@ -73,103 +63,102 @@ pub fn calc_pto_with(
     }
 }
 
-/// RFC 8985 §7.2: (re)start the PTO if the conditions allow, else leave it unarmed.
-pub fn schedule(s: &mut Sender, now: SimTime) {
-    let Some(t) = s.tlp.as_ref() else { return };
-    if t.probing {
-        return;
-    }
-    let allowed = s.snd_una < s.snd_max
-        && !s.in_recovery
-        && s.snd_una >= s.recover
-        && s.snd_nxt == s.snd_max
-        && s.outstanding.sacked_segments() == 0;
-    if !allowed {
-        s.tlp.as_mut().unwrap().at = None;
-        return;
-    }
-    let pto = calc_pto_with(s.rtt.srtt(), s.outstanding.len() == 1, t.max_ack_delay, t.multi_delay);
-    // "If Now() + PTO > TCP_RTO_expiration(): PTO = TCP_RTO_expiration() − Now()".
-    let mut at = now + pto;
-    if let Some(rto) = s.rto_deadline_only() {
-        at = at.min(rto);
-    }
-    s.tlp.as_mut().unwrap().at = Some(at);
+/// What an ACK did to the probe's episode (RFC 8985 §7.4.2).
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum TlpAck {
+    /// No episode, or it goes on, or it ended without a loss.
+    Nothing,
+    /// The probe repaired a loss: the caller reduces cwnd (`ca_state::on_tlp_repair`).
+    Repaired,
 }
 
-/// RFC 8985 §7.2: an armed PTO is dropped once its conditions stop holding (recovery began,
-/// segments were SACKed, nothing is in flight).
-pub fn revalidate(s: &mut Sender) {
-    if s.tlp.as_ref().is_some_and(|t| t.at.is_some())
-        && (s.in_recovery || s.outstanding.sacked_segments() > 0 || s.snd_una == s.snd_max)
-    {
-        s.tlp.as_mut().unwrap().at = None;
+impl Tlp {
+    /// RFC 8985 §7.1: fast recovery and RTO recovery end any episode.
+    pub fn reset(&mut self) {
+        self.at = None;
+        self.end_seq = None;
+        self.is_retrans = false;
     }
-}
 
-/// RFC 8985 §7.3 TLP_send_probe(): the PTO expired.
-pub fn on_pto(s: &mut Sender, now: SimTime, out: &mut Vec<TxSeg>) {
-    let t = s.tlp.as_mut().unwrap();
-    t.at = None;
-    if s.snd_una == s.snd_max {
-        return;
-    }
-    // §7.3: at most one probe in flight, and an RTT sample since the last probe.
-    if t.end_seq.is_none() && t.rtt_sampled {
-        t.probing = true;
-        // "Transmit the lowest-sequence unsent segment" if the receive window allows (FlightSize
-        // may exceed cwnd by this one segment).
-        let edge = s.snd_una + s.peer_wnd.min(u64::MAX - s.snd_una);
-        let new_data = s.snd_nxt == s.snd_max && s.send_new(now, edge, out);
-        if !new_data {
-            // "Retransmit the highest-sequence segment sent".
-            if let Some(last) = s.outstanding.back().map(|o| o.seq) {
-                s.retransmit(now, last, out);
-            }
+    /// RFC 8985 §7.2: (re)start the PTO if the conditions allow, else leave it unarmed.
+    pub fn schedule(&mut self, t: &Tcb, now: SimTime) {
+        if self.probing {
+            return;
         }
-        let t = s.tlp.as_mut().unwrap();
-        t.probing = false;
-        t.is_retrans = !new_data;
-        t.end_seq = Some(s.snd_nxt);
-        t.rtt_sampled = false;
-        s.stats.tlp_probes += 1;
+        let allowed = t.snd_una < t.snd_max
+            && !t.in_recovery()
+            && t.snd_una >= t.recover
+            && t.snd_nxt == t.snd_max
+            && t.outstanding.sacked_segments() == 0;
+        if !allowed {
+            self.at = None;
+            return;
+        }
+        let pto = calc_pto_with(t.rtt.srtt(), t.outstanding.len() == 1, self.max_ack_delay, self.multi_delay);
+        // "If Now() + PTO > TCP_RTO_expiration(): PTO = TCP_RTO_expiration() − Now()".
+        let mut at = now + pto;
+        if let Some(rto) = t.rto_at {
+            at = at.min(rto);
+        }
+        self.at = Some(at);
     }
-    // "Arm the RTO timer" (not the PTO) after the probe, or instead of it.
-    // Linux too restarts the RTO from now after a probe (tcp_send_loss_probe() clears
-    // icsk_pending before tcp_rearm_rto(); checked with rto-repeated-keeps-ssthresh.pkt).
-    s.arm_rto(now);
-}
 
-/// RFC 8985 §7.4.2 TLP_process_ack(): called for every ACK before it changes the sender;
-/// true if congestion control reduced cwnd.
-/// `dsack`: the ACK's D-SACK block, if any (`recovery/dsack.rs`).
-pub fn process_ack(s: &mut Sender, now: SimTime, seg: &Segment, dsack: Option<(u64, u64)>) -> bool {
-    let Some(t) = s.tlp.as_mut() else { return false };
-    let Some(end) = t.end_seq else { return false };
-    let ack = seg.ack;
-    if ack < end {
-        return false;
+    /// RFC 8985 §7.2: an armed PTO is dropped once its conditions stop holding (recovery
+    /// began, segments were SACKed, nothing is in flight).
+    pub fn revalidate(&mut self, t: &Tcb) {
+        if self.at.is_some() && (t.in_recovery() || t.outstanding.sacked_segments() > 0 || t.snd_una == t.snd_max) {
+            self.at = None;
+        }
     }
-    let only_dsack = dsack.is_some() && seg.sack.len() == 1;
-    if !t.is_retrans {
-        t.end_seq = None; // TLP of new data delivered
-    } else if dsack.is_some_and(|(a, b)| b == end && b - a <= s.w.mss) {
-        // Linux FLAG_DSACK_TLP: the receiver got the probe twice — nothing was lost.
-        t.end_seq = None;
-    } else if ack > end {
-        // "Repaired the single loss": invoke congestion control.
-        t.end_seq = None;
-        let flight = s.flight_size();
-        s.w.ssthresh = s.cc.ssthresh_on_loss(&s.w, flight, now);
-        s.w.cwnd = s.w.ssthresh.max(s.w.mss);
-        s.stats.tlp_repairs += 1;
-        s.note_loss();
-        return true;
-    } else if ack == s.snd_una && seg.len == 0 && (seg.sack.is_empty() || only_dsack) {
-        // A duplicate ACK without SACK: the original and the probe both arrived.
-        t.end_seq = None;
+
+    /// RFC 8985 §7.3 TLP_send_probe(): the PTO expired. True if a probe is to be sent now —
+    /// at most one probe in flight, and an RTT sample since the last probe. The sender sends
+    /// it ("the lowest-sequence unsent segment" if the receive window allows, else "the
+    /// highest-sequence segment sent" again) between this and [`Tlp::probe_sent`], then
+    /// arms the RTO timer, with or without a probe.
+    pub fn on_pto(&mut self, t: &Tcb) -> bool {
+        self.at = None;
+        if t.snd_una == t.snd_max {
+            return false;
+        }
+        let probe = self.end_seq.is_none() && self.rtt_sampled;
+        self.probing = probe;
+        probe
     }
-    false
+
+    /// The probe left: new data, or a retransmission (RFC 8985 §7.3).
+    pub fn probe_sent(&mut self, t: &mut Tcb, new_data: bool) {
+        self.probing = false;
+        self.is_retrans = !new_data;
+        self.end_seq = Some(t.snd_nxt);
+        self.rtt_sampled = false;
+        t.stats.tlp_probes += 1;
+    }
+
+    /// RFC 8985 §7.4.2 TLP_process_ack(): called for every ACK before it changes the sender.
+    /// `dsack`: the ACK's D-SACK block, if any (`recovery/dsack.rs`).
+    pub fn process_ack(&mut self, t: &Tcb, seg: &Segment, dsack: Option<(u64, u64)>) -> TlpAck {
+        let Some(end) = self.end_seq else { return TlpAck::Nothing };
+        let ack = seg.ack;
+        if ack < end {
+            return TlpAck::Nothing;
+        }
+        let only_dsack = dsack.is_some() && seg.sack.len() == 1;
+        if !self.is_retrans {
+            self.end_seq = None; // TLP of new data delivered
+        } else if dsack.is_some_and(|(a, b)| b == end && b - a <= t.w.mss) {
+            // Linux FLAG_DSACK_TLP: the receiver got the probe twice — nothing was lost.
+            self.end_seq = None;
+        } else if ack > end {
+            // "Repaired the single loss": invoke congestion control.
+            self.end_seq = None;
+            return TlpAck::Repaired;
+        } else if ack == t.snd_una && seg.len == 0 && (seg.sack.is_empty() || only_dsack) {
+            // A duplicate ACK without SACK: the original and the probe both arrived.
+            self.end_seq = None;
+        }
+        TlpAck::Nothing
+    }
 }
 
 #[cfg(test)]
