@@ -92,11 +92,11 @@ def test_a_script_that_cannot_be_parsed_exits_2_with_file_and_line(tmp_path):
     assert f"{bad}:12: bad sequence range" in out.stdout
 
 
-def test_an_unknown_system_call_is_reported(tmp_path):
+def test_an_unknown_system_call_is_unsupported_exit_3(tmp_path):
     bad = _write(tmp_path, "poll.pkt", FRESH + "+0 poll([{fd=4, events=POLLOUT, revents=POLLOUT}], 1, 0) = 1\n")
     out = _cli(bad)
-    assert out.returncode == 1
-    assert "unknown system call poll()" in out.stdout
+    assert out.returncode == 3
+    assert f"UNSUPPORTED {bad}:16: the system call poll()" in out.stdout
 
 
 def test_python_api():
