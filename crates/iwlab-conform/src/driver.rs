@@ -226,8 +226,8 @@ impl Driver<'_> {
         Ok(())
     }
 
-    fn new_endpoint(&mut self, peer_mss: Option<u32>, ts: bool) -> R<Endpoint> {
-        let cfg = match self.settings.config(peer_mss, ts) {
+    fn new_endpoint(&mut self, peer_mss: Option<u32>, ts: bool, peer_sack: bool) -> R<Endpoint> {
+        let cfg = match self.settings.config(peer_mss, ts, peer_sack) {
             Ok(c) => c,
             Err(e) => return self.fail("a valid engine configuration", e),
         };
@@ -289,12 +289,12 @@ impl Driver<'_> {
                 return self.fail("a listening socket for the SYN", "no listen() before it");
             }
             let ts = self.settings.timestamps() && seg.ts.is_some();
-            self.ep = Some(self.new_endpoint(peer_mss, ts)?);
+            self.ep = Some(self.new_endpoint(peer_mss, ts, seg.sack_permitted)?);
         } else if syn && self.client && self.ep.as_ref().is_some_and(|e| e.state == State::SynSent) {
             // The engine has one MSS: rebuild the client with the negotiated one and replay
             // its SYN (and any retransmissions of it) — the same segments at the same times.
             let ts = self.settings.timestamps() && seg.ts.is_some();
-            let mut ep = self.new_endpoint(peer_mss, ts)?;
+            let mut ep = self.new_endpoint(peer_mss, ts, seg.sack_permitted)?;
             let mut scratch = Outbox::default();
             ep.connect(self.connect_at, &mut scratch);
             while let Some(x) = ep.next_timeout().filter(|&x| x <= t) {
@@ -671,7 +671,8 @@ impl Driver<'_> {
         }
         self.client = true;
         self.connect_at = t;
-        let mut ep = self.new_endpoint(None, self.settings.timestamps())?;
+        // Before the SYN-ACK the client offers what its sysctls allow.
+        let mut ep = self.new_endpoint(None, self.settings.timestamps(), true)?;
         ep.connect(t, &mut self.out);
         self.ep = Some(ep);
         self.collect(t);

@@ -244,12 +244,14 @@ fn parse_packet(text: &str, line: usize) -> R<PacketSpec> {
                 _ if ["tos", "ttl", "flowlabel"].contains(&first_word(item)) => {
                     unsupported = Some(format!("the IP header field `{item}`"));
                 }
-                m => return err(
-                    line,
-                    format!(
+                m => {
+                    return err(
+                        line,
+                        format!(
                         "unknown IP info {m:?}; expected noecn, ect0, ect1, ect01, ce, tos 0xN, ttl N or flowlabel 0xN"
                     ),
-                ),
+                    )
+                }
             }
         }
         s = s[e + 1..].trim_start();

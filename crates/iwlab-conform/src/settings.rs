@@ -122,10 +122,12 @@ impl Settings {
 
     /// The engine configuration for a connection whose peer announced `peer_mss` and with
     /// `ts` = timestamps in use on both sides (Linux `tcp_sync_mss`: the smaller MSS, less
-    /// the timestamp option).
-    pub fn config(&self, peer_mss: Option<u32>, ts: bool) -> Result<TcpConfig, String> {
+    /// the timestamp option); `peer_sack` = the peer's SYN carried sackOK (SACK is used only
+    /// when both sides offer it: `tcp_parse_options()` sets `sack_ok` from the peer's SYN).
+    pub fn config(&self, peer_mss: Option<u32>, ts: bool, peer_sack: bool) -> Result<TcpConfig, String> {
         let mut spec = self.spec.clone();
-        let sack = spec.sack.unwrap_or(true);
+        let sack = spec.sack.unwrap_or(true) && peer_sack;
+        spec.sack = Some(sack);
         if sack {
             // RACK loss detection: Linux 6.18 uses it with SACK whatever net.ipv4.tcp_recovery
             // says (tests/conformance/rack-on-whatever-tcp-recovery.pkt).
@@ -359,7 +361,7 @@ mod tests {
         assert!(matches!(r[5], Applied::Ignored(_)));
         assert_eq!(r.len(), 6);
         assert_eq!(s.initcwnd, 4);
-        let c = s.config(Some(1000), false).unwrap();
+        let c = s.config(Some(1000), false, true).unwrap();
         assert!(!c.sack && !c.timestamps && !c.dsack);
         assert_eq!(c.mss, 1000);
     }
@@ -367,12 +369,12 @@ mod tests {
     #[test]
     fn tcp_frto_zero_turns_frto_off_and_any_other_value_on() {
         let mut s = Settings::default();
-        assert!(s.config(Some(1000), false).unwrap().frto, "the linux profile runs F-RTO");
+        assert!(s.config(Some(1000), false, true).unwrap().frto, "the linux profile runs F-RTO");
         let r = s.shell("sysctl -q net.ipv4.tcp_frto=0", Path::new("."), 0);
         assert_eq!(r[0], Applied::Set("net.ipv4.tcp_frto=0 → tcp.frto = false".into()));
-        assert!(!s.config(Some(1000), false).unwrap().frto);
+        assert!(!s.config(Some(1000), false, true).unwrap().frto);
         s.shell("sysctl -q net.ipv4.tcp_frto=2", Path::new("."), 0);
-        assert!(s.config(Some(1000), false).unwrap().frto);
+        assert!(s.config(Some(1000), false, true).unwrap().frto);
     }
 
     #[test]
@@ -380,14 +382,14 @@ mod tests {
         let mut s = Settings::default();
         let r = s.shell("sysctl -q net.ipv4.tcp_recovery=0", Path::new("."), 0);
         assert!(matches!(&r[0], Applied::Ignored(m) if m.contains("RACK")), "{r:?}");
-        assert_eq!(s.config(Some(1000), false).unwrap().recovery, iwlab_core::tcp::config::RecoveryKind::Rack);
+        assert_eq!(s.config(Some(1000), false, true).unwrap().recovery, iwlab_core::tcp::config::RecoveryKind::Rack);
     }
 
     #[test]
     fn mss_is_the_smaller_one_less_timestamps() {
         let s = Settings::default();
-        assert_eq!(s.config(Some(1000), true).unwrap().mss, 988);
-        assert_eq!(s.config(Some(9000), false).unwrap().mss, 1460);
-        assert_eq!(s.config(None, false).unwrap().mss, 536);
+        assert_eq!(s.config(Some(1000), true, true).unwrap().mss, 988);
+        assert_eq!(s.config(Some(9000), false, true).unwrap().mss, 1460);
+        assert_eq!(s.config(None, false, true).unwrap().mss, 536);
     }
 }
