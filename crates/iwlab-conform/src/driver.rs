@@ -58,6 +58,10 @@ pub struct Outcome {
     pub notes: Vec<Note>,
     /// Events run (all of them when the script passed).
     pub events_run: usize,
+    /// Whether the connection uses SACK (both SYNs offered it), once it started.
+    pub sack: Option<bool>,
+    /// The peer advertised a zero window after the handshake.
+    pub zero_window: bool,
 }
 
 struct Fail(Failure);
@@ -104,6 +108,8 @@ struct Driver<'a> {
     win_note: bool,
     wscale_note: bool,
     code: code::Interp,
+    sack: Option<bool>,
+    zero_window: bool,
     /// shutdown(SHUT_WR) or close() done: a write fails with EPIPE.
     wr_closed: bool,
     /// A blocking system call under way (`t1...t2`).
@@ -280,6 +286,11 @@ impl Driver<'_> {
                 }
                 _ => {}
             }
+        }
+        if syn {
+            self.sack = Some(seg.sack_permitted && self.settings.spec.sack.unwrap_or(true));
+        } else if p.win == Some(0) {
+            self.zero_window = true;
         }
         let scale = if syn { 0 } else { self.peer_wscale };
         seg.wnd = p.win.unwrap_or(65_535) << scale;
@@ -817,6 +828,8 @@ pub fn run(script: &Script, dir: &Path, tolerance_usecs: Option<u64>) -> Outcome
         code: code::Interp::default(),
         wr_closed: false,
         pending: None,
+        sack: None,
+        zero_window: false,
     };
     let mut outcome = Outcome::default();
     for ev in &script.events {
@@ -871,5 +884,7 @@ pub fn run(script: &Script, dir: &Path, tolerance_usecs: Option<u64>) -> Outcome
         }
     }
     outcome.notes = d.notes;
+    outcome.sack = d.sack;
+    outcome.zero_window = d.zero_window;
     outcome
 }

@@ -10,6 +10,7 @@
 //! assert!(r.passed(), "{}", iwlab_conform::render_text(&[r]));
 //! ```
 
+pub mod classify;
 pub mod code;
 pub mod driver;
 pub mod manifest;
@@ -179,6 +180,9 @@ pub fn render_text(reports: &[ScriptReport]) -> String {
                 for n in o.notes.iter().filter(|n| n.kind == "ignored" || n.kind == "unsupported") {
                     s += &format!("  note: line {}: {}\n", n.line, n.message);
                 }
+                if let Some(rule) = classify::classify(r) {
+                    s += &format!("  rule: {}\n", rule.label());
+                }
                 if status != Status::Pass {
                     for n in o.notes.iter().filter(|n| n.kind == "print") {
                         s += &format!("  print: line {}: {}\n", n.line, n.message);
@@ -219,6 +223,9 @@ pub fn render_json(reports: &[ScriptReport]) -> String {
                     }
                     if let Some((line, what)) = r.unsupported_because() {
                         v["needs"] = json!({"line": line, "what": what});
+                    }
+                    if let Some(rule) = classify::classify(r) {
+                        v["rule"] = json!({"id": rule.id(), "label": rule.label(), "kernel": rule.kernel()});
                     }
                     v
                 }
