@@ -276,6 +276,7 @@ impl Settings {
                 )),
                 "tc" if words.get(1) == Some(&"qdisc") => out.push(qdisc(&words)),
                 w if w.ends_with(".sh") => {
+                    let w = words[0];
                     let path = dir.join(w);
                     match std::fs::read_to_string(&path) {
                         Ok(text) if depth < 4 => out.extend(self.shell(&text, path.parent().unwrap_or(dir), depth + 1)),
@@ -364,6 +365,18 @@ mod tests {
         let c = s.config(Some(1000), false, true).unwrap();
         assert!(!c.sack && !c.timestamps && !c.dsack);
         assert_eq!(c.mss, 1000);
+    }
+
+    #[test]
+    fn a_shell_file_is_read_from_its_path_relative_to_the_script() {
+        let dir = std::env::temp_dir().join(format!("hc-conform-sh-{}", std::process::id()));
+        std::fs::create_dir_all(dir.join("common")).unwrap();
+        std::fs::create_dir_all(dir.join("cubic")).unwrap();
+        std::fs::write(dir.join("common/defaults.sh"), "sysctl -q net.ipv4.tcp_sack=0\n").unwrap();
+        let mut s = Settings::default();
+        let r = s.shell("../common/defaults.sh", &dir.join("cubic"), 0);
+        std::fs::remove_dir_all(&dir).unwrap();
+        assert_eq!(r, vec![Applied::Set("net.ipv4.tcp_sack=0 → tcp.sack = false".into())]);
     }
 
     #[test]

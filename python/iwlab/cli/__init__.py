@@ -84,6 +84,11 @@ def main() -> None:
     if len(sys.argv) > 1 and sys.argv[1] in run.COMMANDS:
         build_one("run")()
         return
+    # `iwlab conform` likewise: its start-up is part of every conformance run (docs/conformance.md).
+    if len(sys.argv) > 1 and sys.argv[1] == "conform":
+        # A one-command app runs its command without the name: hand it the arguments after it.
+        build_one("conform")(args=sys.argv[2:], prog_name="iwlab conform")
+        return
     build()()
 
 
