@@ -86,8 +86,11 @@ def main() -> None:
         return
     # `iwlab conform` likewise: its start-up is part of every conformance run (docs/conformance.md).
     if len(sys.argv) > 1 and sys.argv[1] == "conform":
-        # A one-command app runs its command without the name: hand it the arguments after it.
-        build_one("conform")(args=sys.argv[2:], prog_name="iwlab conform")
+        one = build_one("conform")
+        # A callback keeps it a group, as `iwlab` is: the command keeps its name and iwlab's
+        # one-line usage errors (a one-command app would run the command without its name).
+        one.callback()(lambda: None)
+        one()
         return
     build()()
 
