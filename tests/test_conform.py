@@ -92,11 +92,11 @@ def test_a_script_that_cannot_be_parsed_exits_2_with_file_and_line(tmp_path):
     assert f"{bad}:12: bad sequence range" in out.stdout
 
 
-def test_an_unknown_system_call_is_reported(tmp_path):
+def test_an_unknown_system_call_is_unsupported_exit_3(tmp_path):
     bad = _write(tmp_path, "poll.pkt", FRESH + "+0 poll([{fd=4, events=POLLOUT, revents=POLLOUT}], 1, 0) = 1\n")
     out = _cli(bad)
-    assert out.returncode == 1
-    assert "unknown system call poll()" in out.stdout
+    assert out.returncode == 3
+    assert f"UNSUPPORTED {bad}:16: the system call poll()" in out.stdout
 
 
 def test_python_api():
@@ -104,3 +104,29 @@ def test_python_api():
 
     r = run([CORPUS / "initcwnd-from-route.pkt"], tolerance_usecs=1000)
     assert r.exit_code == 0 and r.data["scripts"][0]["status"] == "PASS"
+
+
+def test_batch_summary_per_class_and_reports_with_the_rule_table(tmp_path):
+    good = _write(tmp_path, "fresh.pkt", FRESH)
+    # The peer offers no SACK: the ACK of 1001 makes the engine send two segments, not three.
+    no_sack = _write(tmp_path, "nosack.pkt", FRESH.replace("<mss 1000,sackOK,", "<mss 1000,")
+                     .replace("<mss 1460,nop,nop,sackOK,nop,wscale 8>", "<mss 1460,nop,wscale 8>")
+                     .replace("> P. 3001:5001(2000)", "> P. 3001:6001(3000)"))
+    fq = _write(tmp_path, "fq.pkt", FRESH.replace("`sysctl -q net.ipv4.tcp_timestamps=0`",
+                                                  "`sysctl -q net.ipv4.tcp_timestamps=0 > /dev/null 2>&1\ntc qdisc replace dev tun0 root fq`")
+                .replace("tcpi_snd_cwnd == 4", "tcpi_snd_cwnd == 5"))
+    md, html = tmp_path / "r.md", tmp_path / "r.html"
+    out = _cli("--report", str(md), good, no_sack, fq)
+    assert out.returncode == 1, out.stdout
+    assert "PASS:          1" in out.stdout and "FAIL:          1" in out.stdout and "UNSUPPORTED:   1" in out.stdout
+    assert "/dev/null" not in out.stdout  # a redirection is not a setting: no note for it
+    text = md.read_text()
+    assert f"| {no_sack} | FAIL | 14 |" in text
+    assert "| SACK negotiation / Reno dupack path | 1 |" in text and "tcp_add_reno_sack()" in text
+    assert "| fq pacing / TSO autosizing | 1 |" in text
+    out = _cli("--json", "--report", str(html), fq)
+    assert out.returncode == 3
+    data = json.loads(out.stdout)
+    assert data["summary"] == {"PASS": 0, "FAIL": 0, "UNSUPPORTED": 1, "ERROR": 0}
+    assert data["scripts"][0]["needs"]["line"] == 1 and "fq" in data["scripts"][0]["needs"]["what"]
+    assert html.read_text().startswith("<!doctype html>") and "<td>fq pacing / TSO autosizing</td>" in html.read_text()

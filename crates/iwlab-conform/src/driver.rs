@@ -18,9 +18,21 @@ use std::path::Path;
 /// packetdrill's default `--tolerance_usecs`.
 pub const DEFAULT_TOLERANCE_USECS: u64 = 4_000;
 
+/// Why a script stopped.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum Class {
+    /// The engine did something other than the script expects of Linux.
+    Differs,
+    /// The script needs something the interpreter or the engine does not have.
+    Unsupported,
+    /// The script itself is wrong (a Python error in a `%{ }%` block).
+    ScriptError,
+}
+
 /// Where a script stopped agreeing with the engine.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Failure {
+    pub class: Class,
     pub line: usize,
     /// The script's text of the event.
     pub event: String,
@@ -33,7 +45,9 @@ pub struct Failure {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Note {
     pub line: usize,
-    /// `"ignored"` or `"applied"`.
+    /// `"applied"` (a setting modelled), `"ignored"` (not modelled, or no effect on the
+    /// engine), `"unsupported"` (not modelled, and it changes what Linux sends: a failure
+    /// while it is in force is classed unsupported), or `"print"` (a block's `print` output).
     pub kind: &'static str,
     pub message: String,
 }
@@ -44,6 +58,10 @@ pub struct Outcome {
     pub notes: Vec<Note>,
     /// Events run (all of them when the script passed).
     pub events_run: usize,
+    /// Whether the connection uses SACK (both SYNs offered it), once it started.
+    pub sack: Option<bool>,
+    /// The peer advertised a zero window after the handshake.
+    pub zero_window: bool,
 }
 
 struct Fail(Failure);
@@ -89,6 +107,33 @@ struct Driver<'a> {
     event: String,
     win_note: bool,
     wscale_note: bool,
+    code: code::Interp,
+    sack: Option<bool>,
+    zero_window: bool,
+    /// shutdown(SHUT_WR) or close() done: a write fails with EPIPE.
+    wr_closed: bool,
+    /// A blocking system call under way (`t1...t2`).
+    pending: Option<Pending>,
+}
+
+/// What a blocking call waits for before it returns.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Wait {
+    /// connect(): the handshake.
+    Established,
+    /// read()/recv(): bytes to read (up to this many).
+    Data(u64),
+}
+
+struct Pending {
+    line: usize,
+    event: String,
+    name: String,
+    wait: Wait,
+    /// When the script says it returns.
+    end: SimTime,
+    /// When the engine let it return.
+    returned: Option<SimTime>,
 }
 
 fn flags_of(letters: &str) -> Flags {
@@ -132,7 +177,17 @@ fn ecn_name(e: Ecn) -> &'static str {
 
 impl Driver<'_> {
     fn fail<T>(&self, expected: impl Into<String>, actual: impl Into<String>) -> R<T> {
+        self.fail_as(Class::Differs, expected, actual)
+    }
+
+    /// The script needs `what`, which the interpreter or the engine does not have.
+    fn unsupported<T>(&self, what: impl Into<String>) -> R<T> {
+        self.fail_as(Class::Unsupported, "something the interpreter runs", what)
+    }
+
+    fn fail_as<T>(&self, class: Class, expected: impl Into<String>, actual: impl Into<String>) -> R<T> {
         Err(Fail(Failure {
+            class,
             line: self.line,
             event: self.event.clone(),
             expected: expected.into(),
@@ -177,8 +232,8 @@ impl Driver<'_> {
         Ok(())
     }
 
-    fn new_endpoint(&mut self, peer_mss: Option<u32>, ts: bool) -> R<Endpoint> {
-        let cfg = match self.settings.config(peer_mss, ts) {
+    fn new_endpoint(&mut self, peer_mss: Option<u32>, ts: bool, peer_sack: bool) -> R<Endpoint> {
+        let cfg = match self.settings.config(peer_mss, ts, peer_sack) {
             Ok(c) => c,
             Err(e) => return self.fail("a valid engine configuration", e),
         };
@@ -194,6 +249,9 @@ impl Driver<'_> {
     }
 
     fn inbound(&mut self, p: &PacketSpec, t: SimTime) -> R<()> {
+        if let Some(what) = &p.unsupported {
+            return self.unsupported(format!("{what}: not modelled by the engine"));
+        }
         self.advance(t)?;
         let flags = flags_of(&p.flags);
         let syn = flags.contains(Flags::SYN);
@@ -229,6 +287,11 @@ impl Driver<'_> {
                 _ => {}
             }
         }
+        if syn {
+            self.sack = Some(seg.sack_permitted && self.settings.spec.sack.unwrap_or(true));
+        } else if p.win == Some(0) {
+            self.zero_window = true;
+        }
         let scale = if syn { 0 } else { self.peer_wscale };
         seg.wnd = p.win.unwrap_or(65_535) << scale;
         let ce = p.ecn == Some(EcnMark::Ce);
@@ -237,12 +300,12 @@ impl Driver<'_> {
                 return self.fail("a listening socket for the SYN", "no listen() before it");
             }
             let ts = self.settings.timestamps() && seg.ts.is_some();
-            self.ep = Some(self.new_endpoint(peer_mss, ts)?);
+            self.ep = Some(self.new_endpoint(peer_mss, ts, seg.sack_permitted)?);
         } else if syn && self.client && self.ep.as_ref().is_some_and(|e| e.state == State::SynSent) {
             // The engine has one MSS: rebuild the client with the negotiated one and replay
             // its SYN (and any retransmissions of it) — the same segments at the same times.
             let ts = self.settings.timestamps() && seg.ts.is_some();
-            let mut ep = self.new_endpoint(peer_mss, ts)?;
+            let mut ep = self.new_endpoint(peer_mss, ts, seg.sack_permitted)?;
             let mut scratch = Outbox::default();
             ep.connect(self.connect_at, &mut scratch);
             while let Some(x) = ep.next_timeout().filter(|&x| x <= t) {
@@ -256,7 +319,47 @@ impl Driver<'_> {
         };
         ep.on_segment(t, &seg, ce, &mut self.iw, &mut self.out);
         self.collect(t);
+        self.progress(t);
         Ok(())
+    }
+
+    /// Lets a blocking call return once what it waits for has happened.
+    fn progress(&mut self, t: SimTime) {
+        let Some(p) = self.pending.as_mut().filter(|p| p.returned.is_none()) else { return };
+        let ep = self.ep.as_ref();
+        let ready = match p.wait {
+            Wait::Established => ep.is_some_and(Endpoint::is_established),
+            Wait::Data(_) => ep.is_some_and(|e| e.receiver.delivered() > self.consumed || e.receiver.fin_received()),
+        };
+        if ready {
+            p.returned = Some(t);
+            if let Wait::Data(n) = p.wait {
+                let avail = ep.map_or(0, |e| e.receiver.delivered()) - self.consumed;
+                self.consumed += avail.min(n);
+            }
+        }
+    }
+
+    /// Checks a blocking call whose return time `now` has reached: it must have returned
+    /// within the tolerance of the time the script gives.
+    fn settle(&mut self, now: SimTime) -> R<()> {
+        let Some(p) = self.pending.as_ref() else { return Ok(()) };
+        if now <= p.end + self.tol {
+            return Ok(());
+        }
+        let p = self.pending.take().expect("checked");
+        let (line, event) = (std::mem::replace(&mut self.line, p.line), std::mem::replace(&mut self.event, p.event));
+        let want = format!("{}() returns at {} s (±{} µs)", p.name, secs(p.end), self.tol.as_nanos() / 1000);
+        let r = match p.returned {
+            Some(r) if r + self.tol >= p.end && r <= p.end + self.tol => Ok(()),
+            Some(r) => self.fail(want, format!("the engine's {}() returned at {} s", p.name, secs(r))),
+            None if now == SimTime::MAX => {
+                self.fail(want, format!("the engine's {}() still waits at the end of the script", p.name))
+            }
+            None => self.fail(want, format!("the engine's {}() still waits at {} s", p.name, secs(now))),
+        };
+        (self.line, self.event) = (line, event);
+        r
     }
 
     fn describe(&self, s: &Sent) -> String {
@@ -294,6 +397,9 @@ impl Driver<'_> {
     }
 
     fn outbound(&mut self, p: &PacketSpec, when: &When, t: Option<(SimTime, SimTime)>) -> R<SimTime> {
+        if let Some(what) = &p.unsupported {
+            return self.unsupported(format!("{what}: not modelled by the engine"));
+        }
         let deadline = match t {
             Some((_, hi)) => hi + self.tol,
             None => self.now + SimDuration::from_secs(3600),
@@ -380,6 +486,10 @@ impl Driver<'_> {
                 return self.fail(expect(self), mismatch(&format!("ECN {}", ecn_name(merged.ecn))));
             }
         }
+        if p.any_options {
+            // `<...>`: packetdrill does not check the options.
+            return Ok(merged.at);
+        }
         let opts = p.options.clone().unwrap_or_default();
         let want_mss = opts.iter().find_map(|o| if let TcpOpt::Mss(m) = o { Some(*m) } else { None });
         let got_mss = g.mss.map(|_| self.settings.adv_mss());
@@ -419,25 +529,69 @@ impl Driver<'_> {
     }
 
     fn expect_ret(&self, c: &Syscall, got: i64, errno: Option<&str>) -> R<()> {
-        if c.ret != got || (got == -1 && c.errno.as_deref() != errno) {
+        // A result that is not an integer (`= ...`) is not compared, as packetdrill.
+        let Some(want) = c.ret else { return Ok(()) };
+        if want != got || (got == -1 && c.errno.as_deref() != errno) {
             let e =
                 |r: i64, n: Option<&str>| format!("{} = {r}{}", c.name, n.map(|x| format!(" {x}")).unwrap_or_default());
-            return self.fail(e(c.ret, c.errno.as_deref()), format!("the engine's {}", e(got, errno)));
+            return self.fail(e(want, c.errno.as_deref()), format!("the engine's {}", e(got, errno)));
         }
         Ok(())
     }
 
-    fn syscall(&mut self, c: &Syscall, t: SimTime) -> R<()> {
+    /// Runs a system call at `t`; a blocking one (`t...end`) must return at `end`.
+    fn syscall(&mut self, c: &Syscall, t: SimTime, end: Option<SimTime>) -> R<()> {
         self.advance(t)?;
         let fd = self.arg_int(c, 0);
+        if let Some(end) = end {
+            if self.pending.is_some() {
+                return self.unsupported("two blocking calls under way at once (one thread per script)");
+            }
+            let wait = match c.name.as_str() {
+                "connect" => Some(Wait::Established),
+                "read" | "recv" => Some(Wait::Data(self.arg_int(c, 2).unwrap_or(0).max(0) as u64)),
+                "accept" => Some(Wait::Established),
+                // The engine takes every byte written at once: a write never blocks.
+                "write" | "send" if end > t + self.tol => {
+                    return self.unsupported(format!(
+                        "a {}() that blocks until {} s: the engine has no send-buffer limit",
+                        c.name,
+                        secs(end)
+                    ))
+                }
+                _ => None,
+            };
+            if let Some(wait) = wait {
+                if c.name == "connect" {
+                    self.start_connect(c, t, fd)?;
+                } else if c.name == "accept" {
+                    self.conn_fd = c.ret;
+                }
+                self.pending = Some(Pending {
+                    line: self.line,
+                    event: self.event.clone(),
+                    name: c.name.clone(),
+                    wait,
+                    end,
+                    returned: None,
+                });
+                self.progress(t);
+                return match (wait, c.ret) {
+                    (Wait::Data(_), Some(want)) if want > 0 => Ok(()),
+                    (Wait::Established, Some(want)) if want >= 0 => Ok(()),
+                    (_, None) => Ok(()),
+                    _ => self.unsupported(format!("a blocking {}() that fails: not modelled", c.name)),
+                };
+            }
+        }
         match c.name.as_str() {
             "socket" => {
                 if !c.args.iter().any(|a| a == "SOCK_STREAM") {
-                    return self.fail("a TCP socket (SOCK_STREAM)", format!("socket({})", c.args.join(", ")));
+                    return self.unsupported(format!("socket({}): only TCP sockets (SOCK_STREAM)", c.args.join(", ")));
                 }
                 Ok(())
             }
-            "bind" | "fcntl" => self.expect_ret(c, c.ret.max(0), None),
+            "bind" | "fcntl" => self.expect_ret(c, c.ret.unwrap_or(0).max(0), None),
             "listen" => {
                 self.listening = true;
                 self.expect_ret(c, 0, None)
@@ -457,17 +611,11 @@ impl Driver<'_> {
                 Ok(())
             }
             "connect" => {
-                self.client = true;
-                self.connect_at = t;
-                let mut ep = self.new_endpoint(None, self.settings.timestamps())?;
-                ep.connect(t, &mut self.out);
-                self.ep = Some(ep);
-                self.collect(t);
-                self.conn_fd = fd;
-                if c.ret == -1 {
+                self.start_connect(c, t, fd)?;
+                if c.ret == Some(-1) {
                     self.expect_ret(c, -1, c.errno.as_deref().filter(|e| *e == "EINPROGRESS"))
                 } else {
-                    self.note("ignored", "a blocking connect() returns at once: the interpreter does not wait for the handshake".into());
+                    self.note("ignored", "a blocking connect() without `t1...t2` returns at once: the interpreter does not wait for the handshake".into());
                     self.expect_ret(c, 0, None)
                 }
             }
@@ -476,7 +624,7 @@ impl Driver<'_> {
                 if state != Some(State::Established) {
                     return self.fail("an established connection to accept", format!("the engine's connection state is {state:?}"));
                 }
-                self.conn_fd = Some(c.ret);
+                self.conn_fd = c.ret;
                 Ok(())
             }
             "write" | "send" => {
@@ -488,6 +636,9 @@ impl Driver<'_> {
                     // MSG_EOR keeps the bytes in an skb of their own in Linux (tcp_skb_can_collapse_to);
                     // the engine has segments, not skbs.
                     self.note("ignored", format!("send() flags {}: not modelled by the engine", flags.trim()));
+                }
+                if self.wr_closed {
+                    return self.expect_ret(c, -1, Some("EPIPE"));
                 }
                 let Some(ep) = self.ep.as_mut() else { return self.fail("a connection to write on", "none") };
                 ep.write(t, n as u64, &mut self.iw, &mut self.out);
@@ -511,6 +662,7 @@ impl Driver<'_> {
                     return self.expect_ret(c, 0, None);
                 }
                 if fd.is_some() && fd == self.conn_fd {
+                    self.wr_closed = true;
                     if let Some(ep) = self.ep.as_mut() {
                         ep.close(t, &mut self.iw, &mut self.out);
                         self.collect(t);
@@ -518,11 +670,25 @@ impl Driver<'_> {
                 }
                 self.expect_ret(c, 0, None)
             }
-            other => self.fail(
-                "a system call the interpreter models (socket, bind, listen, accept, connect, write, send, read, recv, close, shutdown, setsockopt, getsockopt, fcntl)",
-                format!("unknown system call {other}()"),
-            ),
+            other => self.unsupported(format!(
+                "the system call {other}() (modelled: socket, bind, listen, accept, connect, write, send, read, recv, close, shutdown, setsockopt, getsockopt, fcntl)"
+            )),
         }
+    }
+
+    fn start_connect(&mut self, c: &Syscall, t: SimTime, fd: Option<i64>) -> R<()> {
+        if self.ep.is_some() {
+            return self.unsupported(format!("a second connection ({}() on a socket already in use)", c.name));
+        }
+        self.client = true;
+        self.connect_at = t;
+        // Before the SYN-ACK the client offers what its sysctls allow.
+        let mut ep = self.new_endpoint(None, self.settings.timestamps(), true)?;
+        ep.connect(t, &mut self.out);
+        self.ep = Some(ep);
+        self.collect(t);
+        self.conn_fd = fd;
+        Ok(())
     }
 
     fn setsockopt(&mut self, c: &Syscall) -> R<()> {
@@ -537,7 +703,7 @@ impl Driver<'_> {
                 } else {
                     match self.settings.congestion(&name) {
                         Applied::Set(m) => self.note("applied", m),
-                        Applied::Ignored(m) => return self.fail("a congestion control the engine models", m),
+                        Applied::Ignored(m) | Applied::Unsupported(m) => return self.unsupported(m),
                     }
                 }
             }
@@ -557,43 +723,57 @@ impl Driver<'_> {
             // The engine never delays a small segment (no Nagle): it always acts as TCP_NODELAY.
             "TCP_NODELAY" if self.arg_int(c, 3) != Some(0) => {}
             "SO_REUSEADDR" | "SO_REUSEPORT" => {}
-            "TCP_NODELAY" | "SO_SNDBUF" | "SO_RCVBUF" | "SO_MAX_PACING_RATE" | "SO_LINGER" | "SO_KEEPALIVE"
-            | "TCP_QUICKACK" | "TCP_NOTSENT_LOWAT" | "SO_ZEROCOPY" | "TCP_INQ" => {
+            // IP-level options: the engine has no IP header or route to change. IP_TOS makes
+            // Linux refresh the route (sk_dst_reset), which leaves TCP's state alone.
+            "IP_TOS" | "IP_MTU_DISCOVER" | "IP_FREEBIND" | "IP_TTL" | "IPV6_TCLASS" | "IPV6_MTU_DISCOVER"
+            | "IPV6_V6ONLY" | "SO_MARK" | "SO_PRIORITY" | "IP_RECVERR" | "IPV6_RECVERR" => {
+                self.note("ignored", format!("setsockopt {opt} {val}: no effect on the engine (no IP layer)"));
+            }
+            // Pacing and corking change when Linux sends: a failure while one is in force is
+            // not a verdict on the engine's TCP.
+            "SO_MAX_PACING_RATE" | "TCP_CORK" => {
+                self.note("unsupported", format!("setsockopt {opt} {val}: not modelled by the engine"));
+            }
+            "TCP_NODELAY" | "SO_SNDBUF" | "SO_RCVBUF" | "SO_LINGER" | "SO_KEEPALIVE" | "TCP_KEEPIDLE"
+            | "TCP_KEEPINTVL" | "TCP_KEEPCNT" | "TCP_QUICKACK" | "TCP_NOTSENT_LOWAT" | "SO_ZEROCOPY" | "TCP_INQ"
+            | "TCP_USER_TIMEOUT" | "TCP_SYNCNT" | "SO_RCVLOWAT" | "SO_SNDLOWAT" | "SO_TIMESTAMPING"
+            | "SO_TIMESTAMP" | "TCP_TIMESTAMP" | "TCP_WINDOW_CLAMP" | "TCP_DEFER_ACCEPT" => {
                 self.note("ignored", format!("setsockopt {opt} {val}: not modelled by the engine"));
             }
-            _ => return self.fail("a socket option the interpreter knows", format!("unknown socket option {opt}")),
+            _ => return self.unsupported(format!("the socket option {opt} (not modelled)")),
         }
         self.expect_ret(c, 0, None)
     }
 
     fn code(&mut self, text: &str, t: SimTime) -> R<()> {
         self.advance(t)?;
-        let asserts = match code::assertions(text) {
-            Ok(a) => a,
-            Err((k, stmt)) => {
-                self.line += k;
-                return self
-                    .fail("a statement the interpreter runs (assert EXPR)", format!("unsupported statement {stmt:?}"));
+        let info = self.ep.as_ref().map(Endpoint::tcp_info);
+        let mut printed = Vec::new();
+        let r = self.code.run(text, info.as_ref(), self.settings.adv_mss(), &mut printed);
+        let base = self.line;
+        for (offset, p) in printed {
+            self.notes.push(Note { line: base + offset, kind: "print", message: p });
+        }
+        match r {
+            Ok(()) => Ok(()),
+            Err(code::Stop::Unsupported(k, what)) => {
+                self.line = base + k;
+                self.unsupported(what)
             }
-        };
-        let Some(ep) = self.ep.as_ref() else { return self.fail("a connection for tcp_info", "none yet") };
-        let info = ep.tcp_info();
-        for a in asserts {
-            match code::holds(&a.expr, &info) {
-                Ok(true) => {}
-                Ok(false) => {
-                    let vals: Vec<String> =
-                        code::names_in(&a.expr, &info).iter().map(|(n, v)| format!("{n} = {v}")).collect();
-                    self.line += a.line_offset;
-                    return self.fail(format!("assert {}", a.expr), format!("the engine has {}", vals.join(", ")));
+            Err(code::Stop::Python(k, what)) => {
+                self.line = base + k;
+                self.fail_as(Class::ScriptError, "a Python statement that runs", what)
+            }
+            Err(code::Stop::Assert { offset, expr, values, message }) => {
+                self.line = base + offset;
+                let vals: Vec<String> = values.iter().map(|(n, v)| format!("{n} = {v}")).collect();
+                let mut actual = format!("the engine has {}", vals.join(", "));
+                if let Some(m) = message {
+                    actual += &format!(" (assert message: {m})");
                 }
-                Err(e) => {
-                    self.line += a.line_offset;
-                    return self.fail(format!("assert {}", a.expr), format!("cannot evaluate: {e}"));
-                }
+                self.fail(format!("assert {expr}"), actual)
             }
         }
-        Ok(())
     }
 
     fn shell(&mut self, cmd: &str) {
@@ -605,6 +785,7 @@ impl Driver<'_> {
                 }
                 Applied::Set(m) => self.note("applied", m),
                 Applied::Ignored(m) => self.note("ignored", m),
+                Applied::Unsupported(m) => self.note("unsupported", m),
             }
         }
     }
@@ -644,6 +825,11 @@ pub fn run(script: &Script, dir: &Path, tolerance_usecs: Option<u64>) -> Outcome
         event: String::new(),
         win_note: false,
         wscale_note: false,
+        code: code::Interp::default(),
+        wr_closed: false,
+        pending: None,
+        sack: None,
+        zero_window: false,
     };
     let mut outcome = Outcome::default();
     for ev in &script.events {
@@ -663,12 +849,17 @@ pub fn run(script: &Script, dir: &Path, tolerance_usecs: Option<u64>) -> Outcome
             When::Any => None,
         };
         let t = window.map_or(d.now, |w| w.0);
+        // A blocking call must have returned once the script is past its return time.
+        if let Err(Fail(f)) = d.settle(t) {
+            outcome.failure = Some(f);
+            break;
+        }
         let r = match &ev.kind {
             EventKind::Packet(p) if p.inbound => d.inbound(p, t).map(|_| t),
             EventKind::Packet(p) => d.outbound(p, &ev.when, window),
             EventKind::Syscall(c) => {
-                let end = t + SimDuration::from_secs_f64(c.blocks_for.unwrap_or(0.0));
-                d.syscall(c, end).map(|_| t)
+                let end = c.blocks_for.map(|b| t + SimDuration::from_secs_f64(b));
+                d.syscall(c, t, end).map(|_| t)
             }
             EventKind::Code(text) => d.code(text, t).map(|_| t),
             EventKind::Shell(cmd) => {
@@ -687,6 +878,13 @@ pub fn run(script: &Script, dir: &Path, tolerance_usecs: Option<u64>) -> Outcome
             }
         }
     }
+    if outcome.failure.is_none() {
+        if let Err(Fail(f)) = d.settle(SimTime::MAX) {
+            outcome.failure = Some(f);
+        }
+    }
     outcome.notes = d.notes;
+    outcome.sack = d.sack;
+    outcome.zero_window = d.zero_window;
     outcome
 }

@@ -119,11 +119,15 @@ fn parse_when(c: &mut Cursor) -> R<Option<(When, Option<f64>)>> {
     let start = parse_secs(num, line)?;
     let used = off + num.len();
     let after = &r[used..];
-    if let Some(tail) = after.strip_prefix("...") {
-        let rel2 = tail.starts_with('+');
-        let m = number_len(&tail[rel2 as usize..]);
-        let end = parse_secs(&tail[rel2 as usize..rel2 as usize + m], line)?;
-        c.advance(used + 3 + rel2 as usize + m);
+    // `t1...t2` (blanks allowed around `...`): a blocking system call's start and end.
+    let spaced = after.trim_start_matches([' ', '\t']);
+    if let Some(tail) = spaced.strip_prefix("...") {
+        let tail_trimmed = tail.trim_start_matches([' ', '\t']);
+        let rel2 = tail_trimmed.starts_with('+');
+        let m = number_len(&tail_trimmed[rel2 as usize..]);
+        let end = parse_secs(&tail_trimmed[rel2 as usize..rel2 as usize + m], line)?;
+        let consumed = used + (after.len() - spaced.len()) + 3 + (tail.len() - tail_trimmed.len()) + rel2 as usize + m;
+        c.advance(consumed);
         if end < start {
             return err(line, format!("blocking call {start}...{end} ends before it starts"));
         }
@@ -164,6 +168,10 @@ fn parse_options(body: &str, line: usize) -> R<Vec<TcpOpt>> {
             "nop" => TcpOpt::Nop,
             "eol" => TcpOpt::Eol,
             "sackOK" => TcpOpt::SackOk,
+            // A word for a number is a symbol of packetdrill's command line (`-D MSS=1000`).
+            "mss" if need(1)?.starts_with(|c: char| c.is_ascii_alphabetic()) => {
+                TcpOpt::Other(format!("mss {} (a symbol defined by packetdrill's -D)", need(1)?))
+            }
             "mss" => TcpOpt::Mss(parse_u64(need(1)?, "mss", line)? as u32),
             "wscale" => TcpOpt::Wscale(parse_u64(need(1)?, "wscale", line)?.min(255) as u8),
             "TS" => {
@@ -182,10 +190,15 @@ fn parse_options(body: &str, line: usize) -> R<Vec<TcpOpt>> {
                 }
                 TcpOpt::Sack(blocks)
             }
+            // packetdrill's other options: TCP-MD5 (RFC 2385), Fast Open (RFC 7413, and its
+            // experimental form), AccECN. They parse; the engine has none of them.
+            "md5" | "FO" | "FOEXP" | "ECN" => TcpOpt::Other(item.trim().to_string()),
             _ => {
                 return err(
                     line,
-                    format!("unsupported TCP option {name:?}; supported: nop, eol, mss, sackOK, wscale, TS, sack"),
+                    format!(
+                        "unknown TCP option {name:?}; packetdrill's are nop, eol, mss, sackOK, wscale, TS, sack, md5, FO, FOEXP, ECN"
+                    ),
                 )
             }
         };
@@ -194,25 +207,78 @@ fn parse_options(body: &str, line: usize) -> R<Vec<TcpOpt>> {
     Ok(out)
 }
 
+/// What comes after `<` or `>` when it is not a plain TCP segment the engine can take part
+/// in: returns the construct's name, or `None` for a TCP segment.
+fn packet_unsupported(s: &str) -> Option<&'static str> {
+    let w = first_word(s);
+    match w {
+        "ipv4" | "ipv6" => Some("an IP-encapsulated packet (ipv4/ipv6 … > …:)"),
+        "gre" | "GREv0" => Some("a GRE-encapsulated packet"),
+        "mpls" => Some("an MPLS-encapsulated packet"),
+        "encap" => Some("a PSP-encapsulated packet"),
+        "udp" => Some("a UDP packet"),
+        "icmp" => Some("an ICMP packet"),
+        _ if w.len() > 1 && w.bytes().all(|c| c.is_ascii_digit()) => {
+            Some("explicit ports (N > M): one connection per script")
+        }
+        _ => None,
+    }
+}
+
 fn parse_packet(text: &str, line: usize) -> R<PacketSpec> {
     let inbound = text.starts_with('<');
     let mut s = text[1..].trim_start();
     let mut ecn = None;
-    if let Some(r) = s.strip_prefix('[') {
-        let e = r.find(']').ok_or(ParseError { line, message: "unclosed [ecn] mark".into() })?;
-        ecn = Some(match &r[..e] {
-            "noecn" => EcnMark::NoEcn,
-            "ect0" => EcnMark::Ect0,
-            "ect1" => EcnMark::Ect1,
-            "ce" => EcnMark::Ce,
-            "ect01" => EcnMark::Ect01,
-            m => return err(line, format!("unknown ECN mark [{m}]; expected noecn, ect0, ect1, ect01 or ce")),
-        });
-        s = r[e + 1..].trim_start();
+    let mut unsupported = None;
+    // `[ect0]`, `(tos 0x4)`, `[ce, flowlabel 0x1]`, `(ttl 64)`: the IP header's fields.
+    if let Some(open) = s.chars().next().filter(|c| *c == '[' || *c == '(') {
+        let close = if open == '[' { ']' } else { ')' };
+        let e = s.find(close).ok_or(ParseError { line, message: format!("unclosed {open}ip info{close}") })?;
+        for item in s[1..e].split(',').map(str::trim) {
+            match item {
+                "noecn" => ecn = Some(EcnMark::NoEcn),
+                "ect0" => ecn = Some(EcnMark::Ect0),
+                "ect1" => ecn = Some(EcnMark::Ect1),
+                "ce" => ecn = Some(EcnMark::Ce),
+                "ect01" => ecn = Some(EcnMark::Ect01),
+                _ if ["tos", "ttl", "flowlabel"].contains(&first_word(item)) => {
+                    unsupported = Some(format!("the IP header field `{item}`"));
+                }
+                m => {
+                    return err(
+                        line,
+                        format!(
+                        "unknown IP info {m:?}; expected noecn, ect0, ect1, ect01, ce, tos 0xN, ttl N or flowlabel 0xN"
+                    ),
+                    )
+                }
+            }
+        }
+        s = s[e + 1..].trim_start();
+    }
+    if let Some(what) = packet_unsupported(s) {
+        let blank = PacketSpec {
+            inbound,
+            ecn,
+            flags: String::new(),
+            start: 0,
+            end: 0,
+            len: 0,
+            ack: None,
+            win: None,
+            options: None,
+            any_options: true,
+            unsupported: Some(what.to_string()),
+        };
+        return Ok(blank);
     }
     let (flags, r) = s.split_once(char::is_whitespace).unwrap_or((s, ""));
-    if flags.is_empty() || !flags.chars().all(|c| "FSRP.EWU".contains(c)) {
-        return err(line, format!("bad TCP flags {flags:?}: expected letters of FSRPEWU and '.'"));
+    let flags = if flags == "-" { "" } else { flags };
+    if flags.chars().any(|c| c.is_ascii_digit() || c == 'A') && flags.chars().all(|c| "FSRP.EWUA0123456789".contains(c))
+    {
+        unsupported = Some(format!("AccECN flags {flags:?} (the AE bit and ACE counter)"));
+    } else if (flags.is_empty() && !s.starts_with('-')) || !flags.chars().all(|c| "FSRP.EWU".contains(c)) {
+        return err(line, format!("bad TCP flags {flags:?}: expected letters of FSRPEWUA and '.', or '-'"));
     }
     let r = r.trim_start();
     let (seq, mut r) = r.split_once(char::is_whitespace).unwrap_or((r, ""));
@@ -228,6 +294,7 @@ fn parse_packet(text: &str, line: usize) -> R<PacketSpec> {
     let mut ack = None;
     let mut win = None;
     let mut options = None;
+    let mut any_options = false;
     loop {
         r = r.trim_start();
         if r.is_empty() {
@@ -235,7 +302,18 @@ fn parse_packet(text: &str, line: usize) -> R<PacketSpec> {
         }
         if let Some(o) = r.strip_prefix('<') {
             let e = o.find('>').ok_or(ParseError { line, message: "unclosed <options>".into() })?;
-            options = Some(parse_options(&o[..e], line)?);
+            if o[..e].trim() == "..." {
+                if inbound {
+                    return err(line, "<...> (options not checked) can only be used with outbound packets");
+                }
+                any_options = true;
+            } else {
+                let opts = parse_options(&o[..e], line)?;
+                if let Some(TcpOpt::Other(name)) = opts.iter().find(|o| matches!(o, TcpOpt::Other(_))) {
+                    unsupported = Some(format!("the TCP option `{name}`"));
+                }
+                options = Some(opts);
+            }
             r = &o[e + 1..];
             continue;
         }
@@ -246,11 +324,23 @@ fn parse_packet(text: &str, line: usize) -> R<PacketSpec> {
             "ack" => ack = Some(parse_u64(v, "ack", line)?),
             "win" => win = Some(parse_u64(v, "win", line)?),
             "urg" => {}
-            _ => return err(line, format!("unexpected {k:?} in a packet; expected ack N, win N or <options>")),
+            _ => return err(line, format!("unexpected {k:?} in a packet; expected ack N, win N, urg N or <options>")),
         }
         r = rest;
     }
-    Ok(PacketSpec { inbound, ecn, flags: flags.to_string(), start, end, len, ack, win, options })
+    Ok(PacketSpec {
+        inbound,
+        ecn,
+        flags: flags.to_string(),
+        start,
+        end,
+        len,
+        ack,
+        win,
+        options,
+        any_options,
+        unsupported,
+    })
 }
 
 /// Splits `a, {b, c}, [d]` at top-level commas.
@@ -317,8 +407,12 @@ fn parse_syscall(c: &mut Cursor, end: Option<f64>) -> R<Syscall> {
     };
     let mut w = result.split_whitespace();
     let v = w.next().unwrap_or("");
-    let ret = v.parse::<i64>().or_else(|_| err(line, format!("bad result {v:?} of {name}: expected an integer")))?;
-    let errno = w.next().map(str::to_string);
+    if v.is_empty() {
+        return err(line, format!("{name}(…) = needs a value"));
+    }
+    // An integer, or an expression (`...`, a struct) the interpreter does not compare.
+    let ret = v.parse::<i64>().ok().or_else(|| v.strip_prefix("0x").and_then(|h| i64::from_str_radix(h, 16).ok()));
+    let errno = w.next().filter(|e| !e.starts_with('(')).map(str::to_string);
     Ok(Syscall { name, args, ret, errno, blocks_for: end })
 }
 
@@ -395,7 +489,7 @@ mod tests {
         assert_eq!((p.start, p.end, p.len, p.ecn), (1, 2001, 2000, Some(EcnMark::Ect0)));
         assert_eq!(p.options.as_ref().unwrap()[5], TcpOpt::Sack(vec![(5, 6), (7, 9)]));
         let EventKind::Syscall(c) = &s.events[6].kind else { panic!() };
-        assert_eq!((c.ret, c.errno.as_deref(), c.args.len()), (-1, Some("EINPROGRESS"), 3));
+        assert_eq!((c.ret, c.errno.as_deref(), c.args.len()), (Some(-1), Some("EINPROGRESS"), 3));
     }
 
     #[test]

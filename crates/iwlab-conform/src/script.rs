@@ -39,6 +39,8 @@ pub enum TcpOpt {
     },
     /// `sack a:b c:d`: blocks in the peer's sequence numbers as written.
     Sack(Vec<(u64, u64)>),
+    /// An option the engine does not have (`md5`, `FO`, `FOEXP`, AccECN's `ECN`), as written.
+    Other(String),
 }
 
 /// A `<` or `>` packet line.
@@ -55,6 +57,11 @@ pub struct PacketSpec {
     pub win: Option<u64>,
     /// `None` when no `<…>` list was written.
     pub options: Option<Vec<TcpOpt>>,
+    /// `<...>`: the options are not checked.
+    pub any_options: bool,
+    /// A part of the packet the engine cannot send or receive (UDP, ICMP, an encapsulation,
+    /// IP header fields, AccECN), named for the report; the event then cannot run.
+    pub unsupported: Option<String>,
 }
 
 /// A system call line: `write(4, ..., 1000) = 1000`.
@@ -63,8 +70,8 @@ pub struct Syscall {
     pub name: String,
     /// Arguments as written (top-level commas split them).
     pub args: Vec<String>,
-    /// Expected return value.
-    pub ret: i64,
+    /// Expected return value (`None` when it is not an integer, such as `= ...`).
+    pub ret: Option<i64>,
     /// Expected errno name when `ret` is -1 (`EINPROGRESS`).
     pub errno: Option<String>,
     /// `t1...t2`: a blocking call that returns at `t2`, `t2 - t1` seconds after it starts.

@@ -36,8 +36,43 @@ impl Default for Settings {
 pub enum Applied {
     /// Changed the endpoint's configuration.
     Set(String),
-    /// Not modelled by the engine.
+    /// Not modelled by the engine, or no effect on it.
     Ignored(String),
+    /// Not modelled, and it changes what Linux sends (pacing): a script failing while it is in
+    /// force is not a verdict on the engine's TCP.
+    Unsupported(String),
+}
+
+/// CUBIC's module parameters (/sys/module/tcp_cubic/parameters/) at Linux's defaults, which
+/// the engine's CUBIC and HyStart use (net/ipv4/tcp_cubic.c).
+const CUBIC_PARAMETERS: &[(&str, &str)] = &[
+    ("fast_convergence", "1"),
+    ("beta", "717"),
+    ("initial_ssthresh", "0"),
+    ("bic_scale", "41"),
+    ("tcp_friendliness", "1"),
+    ("hystart", "1"),
+    ("hystart_detect", "3"),
+    ("hystart_low_window", "16"),
+    ("hystart_ack_delta_us", "2000"),
+];
+
+/// Drops output redirections to /dev/null (`> /dev/null`, `2>&1`, `&>/dev/null`): they change
+/// nothing the engine could model.
+fn drop_redirections(words: Vec<String>) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut it = words.into_iter().peekable();
+    while let Some(w) = it.next() {
+        if matches!(w.as_str(), "2>&1" | ">/dev/null" | "2>/dev/null" | "&>/dev/null" | "1>/dev/null") {
+            continue;
+        }
+        if matches!(w.as_str(), ">" | "2>" | "&>" | "1>" | ">>") && it.peek().map(String::as_str) == Some("/dev/null") {
+            it.next();
+            continue;
+        }
+        out.push(w);
+    }
+    out
 }
 
 /// Splits a command into words as `sh` does for simple quoting ("a b" and 'a b' are one word).
@@ -87,10 +122,12 @@ impl Settings {
 
     /// The engine configuration for a connection whose peer announced `peer_mss` and with
     /// `ts` = timestamps in use on both sides (Linux `tcp_sync_mss`: the smaller MSS, less
-    /// the timestamp option).
-    pub fn config(&self, peer_mss: Option<u32>, ts: bool) -> Result<TcpConfig, String> {
+    /// the timestamp option); `peer_sack` = the peer's SYN carried sackOK (SACK is used only
+    /// when both sides offer it: `tcp_parse_options()` sets `sack_ok` from the peer's SYN).
+    pub fn config(&self, peer_mss: Option<u32>, ts: bool, peer_sack: bool) -> Result<TcpConfig, String> {
         let mut spec = self.spec.clone();
-        let sack = spec.sack.unwrap_or(true);
+        let sack = spec.sack.unwrap_or(true) && peer_sack;
+        spec.sack = Some(sack);
         if sack {
             // RACK loss detection: Linux 6.18 uses it with SACK whatever net.ipv4.tcp_recovery
             // says (tests/conformance/rack-on-whatever-tcp-recovery.pkt).
@@ -195,13 +232,15 @@ impl Settings {
     /// `dir`, line by line). Returns one entry per command.
     pub fn shell(&mut self, cmd: &str, dir: &Path, depth: u32) -> Vec<Applied> {
         let mut out = Vec::new();
-        for part in cmd.split(['\n', ';']).flat_map(|p| p.split("&&")) {
-            let owned = shell_words(part);
+        let joined = cmd.replace("\\\n", " ");
+        for part in joined.split(['\n', ';']).flat_map(|p| p.split("&&")) {
+            let owned = drop_redirections(shell_words(part));
             let words: Vec<&str> = owned.iter().map(String::as_str).collect();
             if words.is_empty() || words[0].starts_with('#') {
                 continue;
             }
-            match words[0] {
+            let program = words[0].rsplit('/').next().unwrap_or(words[0]);
+            match program {
                 "sysctl" => {
                     for w in words[1..].iter().filter(|w| !w.starts_with('-')) {
                         match w.split_once('=') {
@@ -216,12 +255,28 @@ impl Settings {
                         }
                     }
                 }
-                "echo" if words.len() == 4 && words[2] == ">" => match words[3].strip_prefix("/proc/sys/net/ipv4/") {
-                    Some(n) => out.push(self.sysctl(n, words[1])),
-                    None => out.push(Applied::Ignored(format!("{}: not modelled by the engine", part.trim()))),
-                },
+                "echo" if words.len() == 4 && words[2] == ">" => out.push(self.proc_write(words[3], words[1])),
+                // packetdrill's helper: `set_sysctls.py /proc/sys/net/ipv4/NAME=VALUE …` writes
+                // each file and saves the old values for a restore script.
+                "set_sysctls.py" => {
+                    for w in &words[1..] {
+                        match w.split_once('=') {
+                            Some((path, v)) => out.push(self.proc_write(path, v)),
+                            None => out.push(Applied::Ignored(format!("set_sysctls.py {w}: no value to set"))),
+                        }
+                    }
+                }
+                w if w.starts_with("sysctl_restore_") => out.push(Applied::Ignored(format!(
+                    "`{}`: restores the sysctls of set_sysctls.py (no effect on the connection)",
+                    part.trim()
+                ))),
                 "ip" if words.get(1) == Some(&"route") => out.push(self.route(&words)),
+                "ip" if words.get(1) == Some(&"tcp_metrics") => out.push(Applied::Ignored(
+                    "ip tcp_metrics: no effect (the engine keeps no metrics between connections)".into(),
+                )),
+                "tc" if words.get(1) == Some(&"qdisc") => out.push(qdisc(&words)),
                 w if w.ends_with(".sh") => {
+                    let w = words[0];
                     let path = dir.join(w);
                     match std::fs::read_to_string(&path) {
                         Ok(text) if depth < 4 => out.extend(self.shell(&text, path.parent().unwrap_or(dir), depth + 1)),
@@ -233,6 +288,26 @@ impl Settings {
             }
         }
         out
+    }
+
+    /// `echo VALUE > PATH` or set_sysctls.py's `PATH=VALUE`.
+    fn proc_write(&mut self, path: &str, value: &str) -> Applied {
+        if let Some(n) = path.strip_prefix("/proc/sys/net/ipv4/") {
+            return self.sysctl(n, value);
+        }
+        if let Some(p) = path.strip_prefix("/sys/module/tcp_cubic/parameters/") {
+            let v = value.trim().trim_matches(['"', '\'']);
+            return match CUBIC_PARAMETERS.iter().find(|(n, _)| *n == p) {
+                Some((_, d)) if *d == v => {
+                    Applied::Ignored(format!("tcp_cubic {p}={v}: Linux's default, which the engine's CUBIC uses"))
+                }
+                Some((_, d)) => Applied::Unsupported(format!(
+                    "tcp_cubic {p}={v}: the engine's CUBIC has Linux's default {d}, not modelled otherwise"
+                )),
+                None => Applied::Ignored(format!("tcp_cubic {p}={v}: not modelled by the engine")),
+            };
+        }
+        Applied::Ignored(format!("{path}={value}: not modelled by the engine"))
     }
 
     fn route(&mut self, words: &[&str]) -> Applied {
@@ -247,6 +322,24 @@ impl Settings {
             },
             None => Applied::Ignored(format!("{line}: only initcwnd is modelled")),
         }
+    }
+}
+
+/// `tc qdisc … root KIND`: fq paces each flow at sk_pacing_rate (and Linux then sizes TSO
+/// bursts from that rate, tcp_tso_autosize()); a FIFO sends as the engine does.
+fn qdisc(words: &[&str]) -> Applied {
+    let line = words.join(" ");
+    if words.iter().any(|w| matches!(*w, "del" | "delete")) {
+        return Applied::Ignored(format!("`{line}`: no effect (the engine sends without a qdisc)"));
+    }
+    match words.iter().position(|w| *w == "root").and_then(|i| words.get(i + 1)) {
+        Some(&"fq") => Applied::Unsupported(format!(
+            "`{line}`: fq pacing (and TSO bursts sized from the pacing rate) is not modelled by the interpreter"
+        )),
+        Some(&("pfifo" | "pfifo_fast" | "bfifo" | "noqueue")) => {
+            Applied::Ignored(format!("`{line}`: no effect (a FIFO: the engine sends as it does)"))
+        }
+        _ => Applied::Unsupported(format!("`{line}`: this qdisc is not modelled")),
     }
 }
 
@@ -269,20 +362,32 @@ mod tests {
         assert!(matches!(r[5], Applied::Ignored(_)));
         assert_eq!(r.len(), 6);
         assert_eq!(s.initcwnd, 4);
-        let c = s.config(Some(1000), false).unwrap();
+        let c = s.config(Some(1000), false, true).unwrap();
         assert!(!c.sack && !c.timestamps && !c.dsack);
         assert_eq!(c.mss, 1000);
     }
 
     #[test]
+    fn a_shell_file_is_read_from_its_path_relative_to_the_script() {
+        let dir = std::env::temp_dir().join(format!("hc-conform-sh-{}", std::process::id()));
+        std::fs::create_dir_all(dir.join("common")).unwrap();
+        std::fs::create_dir_all(dir.join("cubic")).unwrap();
+        std::fs::write(dir.join("common/defaults.sh"), "sysctl -q net.ipv4.tcp_sack=0\n").unwrap();
+        let mut s = Settings::default();
+        let r = s.shell("../common/defaults.sh", &dir.join("cubic"), 0);
+        std::fs::remove_dir_all(&dir).unwrap();
+        assert_eq!(r, vec![Applied::Set("net.ipv4.tcp_sack=0 → tcp.sack = false".into())]);
+    }
+
+    #[test]
     fn tcp_frto_zero_turns_frto_off_and_any_other_value_on() {
         let mut s = Settings::default();
-        assert!(s.config(Some(1000), false).unwrap().frto, "the linux profile runs F-RTO");
+        assert!(s.config(Some(1000), false, true).unwrap().frto, "the linux profile runs F-RTO");
         let r = s.shell("sysctl -q net.ipv4.tcp_frto=0", Path::new("."), 0);
         assert_eq!(r[0], Applied::Set("net.ipv4.tcp_frto=0 → tcp.frto = false".into()));
-        assert!(!s.config(Some(1000), false).unwrap().frto);
+        assert!(!s.config(Some(1000), false, true).unwrap().frto);
         s.shell("sysctl -q net.ipv4.tcp_frto=2", Path::new("."), 0);
-        assert!(s.config(Some(1000), false).unwrap().frto);
+        assert!(s.config(Some(1000), false, true).unwrap().frto);
     }
 
     #[test]
@@ -290,14 +395,14 @@ mod tests {
         let mut s = Settings::default();
         let r = s.shell("sysctl -q net.ipv4.tcp_recovery=0", Path::new("."), 0);
         assert!(matches!(&r[0], Applied::Ignored(m) if m.contains("RACK")), "{r:?}");
-        assert_eq!(s.config(Some(1000), false).unwrap().recovery, iwlab_core::tcp::config::RecoveryKind::Rack);
+        assert_eq!(s.config(Some(1000), false, true).unwrap().recovery, iwlab_core::tcp::config::RecoveryKind::Rack);
     }
 
     #[test]
     fn mss_is_the_smaller_one_less_timestamps() {
         let s = Settings::default();
-        assert_eq!(s.config(Some(1000), true).unwrap().mss, 988);
-        assert_eq!(s.config(Some(9000), false).unwrap().mss, 1460);
-        assert_eq!(s.config(None, false).unwrap().mss, 536);
+        assert_eq!(s.config(Some(1000), true, true).unwrap().mss, 988);
+        assert_eq!(s.config(Some(9000), false, true).unwrap().mss, 1460);
+        assert_eq!(s.config(None, false, true).unwrap().mss, 536);
     }
 }

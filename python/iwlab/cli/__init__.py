@@ -115,6 +115,14 @@ def main() -> None:
     if len(sys.argv) > 1 and sys.argv[1] in run.COMMANDS:
         build_one("run")()
         return
+    # `iwlab conform` likewise: its start-up is part of every conformance run (docs/conformance.md).
+    if len(sys.argv) > 1 and sys.argv[1] == "conform":
+        one = build_one("conform")
+        # A callback keeps it a group, as `iwlab` is: the command keeps its name and iwlab's
+        # one-line usage errors (a one-command app would run the command without its name).
+        one.callback()(lambda: None)
+        one()
+        return
     build()()
 
 
