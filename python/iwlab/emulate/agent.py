@@ -13,6 +13,7 @@ applications on the real kernel TCP stack, with times in seconds since T0:
   `tcp_info` when it sees the client's FIN (by then all its data is acknowledged);
 * **HTTP/1.1 pages**: one connection; the server answers object i as soon as request i has
   arrived; the client pipelines the embedded requests once the primary is in;
+* **closed-loop short flows**: one exchange at a time, then the think time before the next;
 * **bulk**: the sender writes until the run stops;
 * **UDP**: constant bit rate or Poisson datagrams at a wire rate (payload + 28 bytes).
 
@@ -74,6 +75,24 @@ def iw_segments(policy: dict[str, Any], declared: int | None) -> int:
     if declared <= theta:
         return v
     return (theta * v + (declared - theta) * lo) // declared
+
+
+def mix_picks(n: int, order: str, rng: random.Random):
+    """Indices into a mix of `n` (size, IW) combinations, without end, in `order`: "cyclic" (as
+    given), "random" (uniform, independent) or "permuted-blocks" (every combination once per block,
+    each block in its own order) — the simulator's orders (crates/iwlab-core/src/traffic/arrivals.rs),
+    with Python's draws."""
+    block, k = list(range(n)), 0
+    while True:
+        if n == 1 or order == "cyclic":
+            yield k % n
+        elif order == "random":
+            yield rng.randrange(n)
+        else:
+            if k % n == 0:
+                rng.shuffle(block)
+            yield block[k % n]
+        k += 1
 
 
 def tcp_info(sock: socket.socket) -> dict[str, Any] | None:
@@ -295,19 +314,20 @@ class Agent:
     # ---- client side ---------------------------------------------------------------------
     async def exchange(self, app: int, server: dict[str, Any], request: int, response: int,
                        label: dict[str, Any], mode: str = "exchange", sizes: list[int] | None = None,
-                       first_write: int | None = None, on_data=None) -> bool:
+                       first_write: int | None = None, on_data=None, server_iw: dict[str, Any] | None = None) -> bool:
         """One connection: request/response (or an HTTP/1.1 page, or bulk). True if complete.
 
         `request`/`response` are the bytes each side sends in all (declared to the IW policy);
-        `first_write` is what the client writes at once (default: all of `request`)."""
+        `first_write` is what the client writes at once (default: all of `request`); `server_iw`:
+        this flow's server policy (a mix's combination), default the application's."""
         loop = asyncio.get_running_loop()
         a = self.apps[app]
         declared_resp = None if mode.startswith("bulk") else response
         declared_req = None if mode.startswith("bulk") else request
         # The server's watcher decides its IW toward us (adaptive policy, iw.routes): connect from
         # our own address, which its routes cover, and learn the IW from the server's record.
-        watched = [app, server["g"]] in self.watched
-        w_srv = None if watched else iw_segments(a["server_iw"], declared_resp)
+        watched = [app, server["g"]] in self.watched and server_iw is None
+        w_srv = None if watched else iw_segments(server_iw or a["server_iw"], declared_resp)
         w_cli = iw_segments(a["client_iw"], declared_req)
         sock = self.tcp_socket(app)
         rec: dict[str, Any] = {"type": "client", "host": self.host, "app": app, **label,
@@ -370,7 +390,31 @@ class Agent:
             if self.now() >= self.stop_at:
                 return
             label = {"app_id": f["app_id"], "app_kind": f["app_kind"], "role": "transfer"}
-            self.spawn(self.exchange(f["app"], f["server"], f["request"], f["response"], label))
+            if f.get("policy") is not None:
+                label.update(server_policy=f["policy"], server_kind=f["iw"]["name"])
+            self.spawn(self.exchange(f["app"], f["server"], f["request"], f["response"], label,
+                                     server_iw=f.get("iw")))
+
+    async def run_closed(self, x: dict[str, Any]) -> None:
+        """A closed-loop short-flows client: one flow at a time, then the think time (from its
+        completion or failure) before the next. The reference's (size, IW) sequence and think
+        times first, while it has them; then its own draws."""
+        rng = random.Random(x["seed"])
+        picks = mix_picks(len(x["combos"]), x["order"], rng)
+        await self.sleep_until(x["start"])
+        sequence, thinks = x.get("sequence") or [], x.get("thinks") or []
+        done = 0
+        while (x["flows"] is None or done < x["flows"]) and self.now() < self.stop_at:
+            combo = sequence[done] if done < len(sequence) else x["combos"][next(picks)]
+            label = {"app_id": x["app_id"], "app_kind": "short", "role": "transfer"}
+            own = combo["policy"] == x["default"]  # the app's policy: the agent's (or its watcher's)
+            if not own:
+                label.update(server_policy=combo["policy"], server_kind=x["policies"][combo["policy"]]["name"])
+            await self.exchange(x["app"], x["server"], x["request"], combo["response"], label,
+                                server_iw=None if own else x["policies"][combo["policy"]])
+            think = thinks[done] if done < len(thinks) else dists.sample(x["think"], rng)
+            done += 1
+            await asyncio.sleep(max(0.0, think))
 
     async def run_ftp(self, x: dict[str, Any]) -> None:
         rng = random.Random(x["seed"])
@@ -518,6 +562,8 @@ class Agent:
                 self.spawn(self.accept_loop(ls))
         if self.cfg["schedule"]:
             self.spawn(self.run_schedule(self.cfg["schedule"]))
+        for x in self.cfg.get("closed", []):
+            self.spawn(self.run_closed(x))
         for x in self.cfg["ftp"]:
             self.spawn(self.run_ftp(x))
         for x in self.cfg["bulk"]:

@@ -107,7 +107,7 @@ def flows_and_pages(plan: Plan, records: list[dict[str, Any]]) -> tuple[pd.DataF
             "request_bytes": c["request_bytes"], "response_bytes": c["response_bytes"],
             "delivered_bytes": c.get("delivered", 0) if sender == "server" else (s or {}).get("received", 0),
             "iw_bytes": w * app["mss"], "iw_segments": float(w),
-            "iw_policy": app["server_iw"] if sender == "server" else app["client_iw"],
+            "iw_policy": (c.get("server_kind") or app["server_iw"]) if sender == "server" else app["client_iw"],
             "start": c["start"], "syn_ack": c.get("syn_ack"), "first_byte": c.get("first_byte"),
             "last_byte": c.get("last_byte"),
             "completion": c["last_byte"] - c["start"] if done else None,

@@ -6,7 +6,11 @@ and duration (`reference`), the workload takes every random draw from it, so the
 run sees the same workload as `iwlab run` and the two differ only by what the network and
 the TCP stacks do:
 
-* open-loop flows (short flows, Poisson flows): each flow's start, client, server and sizes;
+* open-loop flows (short flows, Poisson flows): each flow's start, client, server and sizes,
+  and a short flow's server IW (a mix's combination);
+* closed-loop short flows: the (size, IW) sequence and the think time after each flow (next
+  start − previous last byte); the emulated client runs one flow at a time and pauses, and
+  goes on with its own draws once the reference has no more;
 * the start of every application instance (its first connection);
 * FTP: the gap after each transfer (next start − previous last byte);
 * HTTP/1.0 pages: each page's object sizes and the think time after it (next page start −
@@ -25,6 +29,7 @@ import random
 from pathlib import Path
 from typing import Any
 
+from iwlab.emulate.agent import mix_picks
 from iwlab.emulate.dists import draw_bytes, mean, normalize, sample
 from iwlab.emulate.errors import PlanError
 from iwlab.emulate.tcp_options import maxseg, merged_tcp
@@ -85,7 +90,7 @@ class Workload:
         self.by_node = {h.node: h for h in hosts}
         self.agents: dict[str, dict[str, Any]] = {
             h.name: {"host": h.name, "g": h.g, "apps": {}, "listen": [], "udp_sinks": [], "schedule": [],
-                     "ftp": [], "bulk": [], "web": [], "udp": [], "watched": []} for h in hosts}
+                     "closed": [], "ftp": [], "bulk": [], "web": [], "udp": [], "watched": []} for h in hosts}
         self.apps: list[dict[str, Any]] = []
         self.iw_values: set[int] = set()
         self.iw_max = 0  # the largest IW a watcher may give (receive buffers, plan.py)
@@ -210,16 +215,12 @@ class Workload:
             request = size_bytes(app.get("request", "250B" if kind in ("ftp", "web") else "100B"), mss,
                                  f"{path}.request")
             if kind == "short-flows":
-                arrival_kind = app["arrivals"]["kind"]
-                if app.get("mix") is not None or arrival_kind not in ("periodic", "poisson"):
-                    what = "mix" if app.get("mix") is not None else f"arrivals.kind = {arrival_kind!r}"
-                    raise PlanError(f"{path}.{what} cannot be emulated yet; the emulator runs periodic and Poisson "
-                                    "short flows of one size and IW")
-            if kind in ("short-flows", "poisson-flows"):
-                rows = flows_of.get(base, []) if kind == "poisson-flows" else \
-                    [r for i in range(count) for r in flows_of.get(base + i, [])]
+                rows = [r for i in range(count) for r in flows_of.get(base + i, [])]
+                self._short_flows(ai, app, path, base, pairs, request, mss, start,
+                                  rows if reference is not None else None, app.get("server_iw") or default_iw)
+            elif kind == "poisson-flows":
                 if reference is not None:
-                    self._replay_open_loop(ai, kind, rows)
+                    self._replay_open_loop(ai, kind, flows_of.get(base, []))
                 else:
                     self._draw_open_loop(ai, app, path, base, pairs, request, mss, start)
             elif kind == "ftp":
@@ -278,40 +279,135 @@ class Workload:
                             f"decides its IW toward {c.name} with policy {had['policy']!r} (one watcher route "
                             "per destination)")
 
-    def _replay_open_loop(self, ai: int, kind: str, rows: list[dict[str, Any]]) -> None:
+    def _replay_open_loop(self, ai: int, kind: str, rows: list[dict[str, Any]], flow_iw=None) -> None:
+        """The reference's flows at their instants; with `flow_iw` (a short-flows app), each with
+        the server IW its record names."""
         for r in rows:
             t = float(r["start"])
             if t >= self.duration:
                 continue
             c, s = self.by_node[int(r["client"])], self.by_node[int(r["server"])]
-            self.agents[c.name]["schedule"].append({
-                "t": t, "app": ai, "app_id": int(r["app"]), "app_kind": APP_KIND_LABEL[kind], "server": self.srv(s),
-                "request": int(r["request_bytes"]), "response": int(r["response_bytes"])})
+            f = {"t": t, "app": ai, "app_id": int(r["app"]), "app_kind": APP_KIND_LABEL[kind], "server": self.srv(s),
+                 "request": int(r["request_bytes"]), "response": int(r["response_bytes"])}
+            if flow_iw is not None:
+                f.update(flow_iw(r["server_iw"]))
+            self.agents[c.name]["schedule"].append(f)
+
+    # ---- short flows: the arrival model of crates/iwlab-core/src/traffic/arrivals.rs -----------
+    def _short_flows(self, ai, app, path, base, pairs, request, mss, start, ref_rows, default_policy) -> None:
+        """Each flow's (response, server IW): `response` and the app's policy, a `mix` in its order,
+        or a replay file's rows. Open-loop kinds become each client's schedule (the reference's
+        flows when given); a closed loop runs in the agent (`run_closed`), one flow at a time."""
+        arr, limit = app["arrivals"], app.get("flows")
+        if app.get("mix") is not None:
+            combos = [{"response": size_bytes(m["response"], mss, f"{path}.mix[{k}].response"),
+                       "policy": m.get("server_iw") or default_policy} for k, m in enumerate(app["mix"])]
+        elif arr["kind"] == "replay":
+            combos = self._replay_file(arr["file"], request, default_policy, f"{path}.arrivals.file")
+        else:
+            combos = [{"response": size_bytes(app["response"], mss, f"{path}.response"), "policy": default_policy}]
+        names = sorted({c["policy"] for c in combos} | {r["server_iw"] for r in ref_rows or []})
+        policies = {n: iw_policy(self.data, n, mss, self.notes) for n in names}
+        for n, p in policies.items():
+            if p["kind"] == "watch" and n != default_policy:
+                raise PlanError(f"{path}: the adaptive policy {n!r} cannot be emulated per flow (its watcher decides "
+                                "per destination); name it as the app's server_iw")
+            self.iw_values |= policy_windows(p)
+
+        def flow_iw(name: str) -> dict[str, Any]:
+            # The app's own policy is the agent's default (and its watcher's, when adaptive).
+            return {} if name == default_policy else {"policy": name, "iw": policies[name]}
+
+        if arr["kind"] == "closed-loop":
+            self._closed_loop(ai, app, path, base, pairs, request, start, ref_rows, combos, policies, default_policy)
+            return
+        if ref_rows is not None:
+            self._replay_open_loop(ai, "short-flows", ref_rows, flow_iw)
+            return
+        if arr["kind"] == "replay":
+            for i, (c, s) in enumerate(pairs):
+                for f in combos[:limit]:
+                    if f["t"] < self.duration:
+                        self.agents[c.name]["schedule"].append({
+                            "t": f["t"], "app": ai, "app_id": base + i, "app_kind": "short", "server": self.srv(s),
+                            "request": f["request"], "response": f["response"], **flow_iw(f["policy"])})
+            return
+        mean_response = sum(c["response"] for c in combos) / len(combos)
+        for i, (c, s) in enumerate(pairs):
+            rng = random.Random(seed_for(self.seed, ai, i, "arrivals"))
+            picks = mix_picks(len(combos), app.get("mix_order", "permuted-blocks"),
+                              random.Random(seed_for(self.seed, ai, i, "mix")))
+            k = 0
+            for t, n in self._open_loop_times(arr, start(i), rng, mean_response, app, path):
+                for _ in range(n):
+                    if t >= self.duration or (limit is not None and k >= int(limit)):
+                        break
+                    combo = combos[next(picks)]
+                    self.agents[c.name]["schedule"].append({
+                        "t": t, "app": ai, "app_id": base + i, "app_kind": "short", "server": self.srv(s),
+                        "request": request, "response": combo["response"], **flow_iw(combo["policy"])})
+                    k += 1
+                if t >= self.duration or (limit is not None and k >= int(limit)):
+                    break
+
+    def _open_loop_times(self, arr, t, rng, mean_response, app, path):
+        """(instant, flows) of a periodic, Poisson or burst source starting at `t`, without end."""
+        kind = arr["kind"]
+        if kind == "poisson":
+            # load: a share of the bottleneck toward the clients over the mean response (per instance).
+            rate = float(arr["rate"]) if arr.get("rate") is not None else \
+                float(str(arr["load"]).strip().removesuffix("%")) / 100.0 * self.toward_clients(app) / (8.0 * mean_response)
+            t += rng.expovariate(rate)
+        gap = self.dist(arr["gap"], "s", f"{path}.arrivals.gap") if kind == "bursts" else None
+        while True:
+            yield t, int(arr["flows"]) if kind == "bursts" else 1
+            if kind == "periodic":
+                t += seconds(arr["period"])
+            elif kind == "poisson":
+                t += rng.expovariate(rate)
+            else:
+                t += max(0.0, sample(gap, rng))
+
+    def _closed_loop(self, ai, app, path, base, pairs, request, start, ref_rows, combos, policies, default) -> None:
+        think = self.dist(app["arrivals"]["think"], "s", f"{path}.arrivals.think")
+        for i, (c, s) in enumerate(pairs):
+            mine = sorted((r for r in ref_rows or [] if int(r["app"]) == base + i), key=lambda r: r["start"])
+            # The reference's think times: the next start minus the previous flow's end (its last
+            # byte), while every flow before completed.
+            thinks = []
+            for a, b in zip(mine, mine[1:]):
+                if a["last_byte"] is None or a["last_byte"] != a["last_byte"]:
+                    break
+                thinks.append(float(b["start"]) - float(a["last_byte"]))
+            self.agents[c.name].setdefault("closed", []).append({
+                "app": ai, "app_id": base + i, "inst": i, "start": float(mine[0]["start"]) if mine else start(i),
+                "server": self.srv(s), "request": request, "combos": combos, "policies": policies, "default": default,
+                "order": app.get("mix_order", "permuted-blocks"), "think": think, "thinks": thinks,
+                "sequence": [{"response": int(r["response_bytes"]), "policy": r["server_iw"]} for r in mine],
+                "flows": app.get("flows"), "seed": seed_for(self.seed, ai, i, "closed-loop")})
+
+    def _replay_file(self, file: str, request: int, default_policy: str, path: str) -> list[dict[str, Any]]:
+        """The rows of a replay file (columns start, response, server_iw?, request?), by start."""
+        import csv
+
+        p = Path(file)
+        if not p.is_absolute() and self.base_dir is not None:
+            p = self.base_dir / p
+        try:
+            lines = [ln for ln in p.read_text().splitlines() if ln.strip() and not ln.lstrip().startswith("#")]
+        except OSError as e:
+            raise PlanError(f"{path} = {file!r}: cannot read: {e}") from None
+        out = []
+        for r in csv.DictReader(lines, skipinitialspace=True):
+            r = {k.strip(): (v or "").strip() for k, v in r.items() if k is not None}
+            out.append({"t": float(r["start"]), "response": int(r["response"]),
+                        "policy": r.get("server_iw") or default_policy,
+                        "request": int(r["request"]) if r.get("request") else request})
+        out.sort(key=lambda f: f["t"])
+        return out
 
     def _draw_open_loop(self, ai, app, path, base, pairs, request, mss, start) -> None:
-        kind = app["kind"]
         limit = app.get("flows")
-        if kind == "short-flows":
-            response = size_bytes(app["response"], mss, f"{path}.response")
-            arr = app["arrivals"]
-            rate = 0.0
-            if arr["kind"] == "poisson":
-                # load: a share of the bottleneck toward the clients over the mean response (per instance).
-                share = float(str(arr.get("load", "0%")).strip().removesuffix("%")) / 100.0
-                rate = float(arr["rate"]) if arr.get("rate") is not None else \
-                    share * self.toward_clients(app) / (8.0 * response)
-            for i, (c, s) in enumerate(pairs):
-                rng = random.Random(seed_for(self.seed, ai, i, "arrivals"))
-                t, k = start(i), 0
-                if arr["kind"] == "poisson":
-                    t += rng.expovariate(rate)
-                while t < self.duration and (limit is None or k < int(limit)):
-                    self.agents[c.name]["schedule"].append({"t": t, "app": ai, "app_id": base + i, "app_kind": "short",
-                                                            "server": self.srv(s), "request": request,
-                                                            "response": response})
-                    k += 1
-                    t += seconds(arr["period"]) if arr["kind"] == "periodic" else rng.expovariate(rate)
-            return
         size_d = self.dist(app["size"], "B", f"{path}.size", mss)
         if app.get("rate") is not None:
             rate = float(app["rate"])

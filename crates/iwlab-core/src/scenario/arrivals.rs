@@ -55,11 +55,9 @@ impl Policies<'_> {
     }
 }
 
-/// Whether the app's start is 0 for every instance (replayed times are from the run's start).
-pub(crate) type StartsAtZero = bool;
-
 /// The `short-flows` parameters: `data_bps` is the bottleneck rate in the data's direction
-/// (for `load`), `base_dir` the scenario file's folder (for `file`).
+/// (for `load`), `base_dir` the scenario file's folder (for `file`); `starts_at_zero`: the
+/// app's `start` is 0 (replayed times are from the run's start).
 pub(crate) fn short_flows(
     s: &ShortFlowsParams,
     p: &str,
@@ -67,7 +65,7 @@ pub(crate) fn short_flows(
     data_bps: u64,
     base_dir: Option<&Path>,
     policies: &Policies,
-    starts_at_zero: StartsAtZero,
+    starts_at_zero: bool,
 ) -> R<ParamsR> {
     // A 0-byte request: the server answers as soon as the connection is up.
     let request = s.request.bytes(mss);

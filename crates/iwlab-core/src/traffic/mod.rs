@@ -177,9 +177,10 @@ pub fn build_app(cfg: &AppConfig) -> Result<Box<dyn Application + Send>, String>
             for (i, ends) in pairs.iter().enumerate() {
                 check_ends("poisson_flows", &format!("pairs[{i}]"), ends)?;
             }
-            let gap = arrivals::poisson(*rate_per_s, "poisson_flows.rate_per_s")?;
+            arrivals::poisson(*rate_per_s, "poisson_flows.rate_per_s")?;
+            let source = arrivals::Source::new(&Arrivals::Poisson { rate_per_s: *rate_per_s })?;
             let size = dist("poisson_flows", "size", size)?;
-            Box::new(poisson_flows::PoissonFlows::new(pairs.clone(), gap, size, *request_bytes, *count))
+            Box::new(poisson_flows::PoissonFlows::new(pairs.clone(), source, size, *request_bytes, *count))
         }
         AppConfig::Udp { src, dst, rate_bps, payload_bytes, poisson, stop } => {
             if *rate_bps == 0 {

@@ -3,22 +3,24 @@
 //! least) and runs a request/response on a new connection, open loop. The first arrival
 //! comes one exponential gap after the start. `count` flows, or until the run ends.
 //!
-//! Draws per arrival, in this order from the application's stream: pair, size, next gap.
+//! Draws per arrival, in this order from the application's stream: pair, size, next gap (the
+//! gaps: a Poisson source of [`super::arrivals`]).
 
+use super::arrivals::Source;
 use super::common::{draw_bytes, Exchange, Exchanges};
 use super::Ends;
-use crate::engine::{SimDuration, SimRng, StreamKind};
+use crate::engine::{SimRng, StreamKind};
 use crate::metrics::FlowLabel;
 use crate::sim::{AppId, Application, ConnId, Core, Side};
 use crate::tcp::endpoint::AppEvent;
-use crate::traffic::dist::{AnyDist, Exponential, SizeDist};
+use crate::traffic::dist::AnyDist;
 use rand::Rng;
 
 const LABEL: FlowLabel = FlowLabel { app_kind: "poisson", role: "transfer", page: None };
 
 pub struct PoissonFlows {
     pairs: Vec<Ends>,
-    gap: Exponential,
+    source: Source,
     size: AnyDist,
     request: u64,
     count: Option<u32>,
@@ -28,10 +30,10 @@ pub struct PoissonFlows {
 }
 
 impl PoissonFlows {
-    /// Built (and validated: `pairs` not empty) by [`super::build_app`].
-    pub(crate) fn new(pairs: Vec<Ends>, gap: Exponential, size: AnyDist, request: u64, count: Option<u32>) -> Self {
+    /// Built (and validated: `pairs` not empty, `source` Poisson) by [`super::build_app`].
+    pub(crate) fn new(pairs: Vec<Ends>, source: Source, size: AnyDist, request: u64, count: Option<u32>) -> Self {
         debug_assert!(!pairs.is_empty());
-        PoissonFlows { pairs, gap, size, request, count, rng: None, started: 0, live: Exchanges::default() }
+        PoissonFlows { pairs, source, size, request, count, rng: None, started: 0, live: Exchanges::default() }
     }
 
     /// Flows started so far.
@@ -43,20 +45,22 @@ impl PoissonFlows {
         self.live.len()
     }
 
-    fn schedule_next(&mut self, core: &mut Core, me: AppId) {
+    fn schedule_next(&mut self, core: &mut Core, me: AppId, first: bool) {
         if self.count.is_some_and(|c| self.started >= c) {
             return;
         }
-        let rng = self.rng.as_mut().expect("started");
-        let at = core.now() + SimDuration::from_secs_f64(self.gap.sample(rng));
-        core.set_timer(me, at, 0);
+        let (now, rng) = (core.now(), self.rng.as_mut().expect("started"));
+        let at = if first { self.source.first(now, rng) } else { self.source.after_arrival(now, rng) };
+        if let Some(at) = at {
+            core.set_timer(me, at, 0);
+        }
     }
 }
 
 impl Application for PoissonFlows {
     fn start(&mut self, core: &mut Core, me: AppId) {
         self.rng = Some(core.streams().stream(StreamKind::App, me as u64));
-        self.schedule_next(core, me);
+        self.schedule_next(core, me, true);
     }
 
     fn on_event(&mut self, core: &mut Core, _me: AppId, conn: ConnId, side: Side, ev: AppEvent) {
@@ -69,6 +73,6 @@ impl Application for PoissonFlows {
         let size = draw_bytes(&self.size, rng, 1);
         self.started += 1;
         self.live.insert(Exchange::open(core, me, ends, self.request, size, LABEL));
-        self.schedule_next(core, me);
+        self.schedule_next(core, me, false);
     }
 }
