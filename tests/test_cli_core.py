@@ -121,6 +121,25 @@ def test_a_bad_file_exits_2_naming_the_file_line_and_field(tmp_path, command, na
     assert_user_error(cli(command, path), f"{path}:{line}:", field)
 
 
+CONGESTED = preset_path("congested-links").read_text()
+BAD_ARRIVALS = [
+    ("unknown-arrival-field", 'period = "2s"', "think_time = \"1s\"", "apps[0].arrivals.think_time",
+     "unknown field `think_time`"),
+    ("load-as-number", 'kind = "periodic", period = "2s"', 'kind = "poisson", load = 0.04', "apps[0].arrivals.load",
+     "not a percentage"),
+    ("mix-iw", 'response = "10seg"', 'mix = [{ response = "9seg", server_iw = "iw9" }]', "apps[0].mix[0].server_iw",
+     '"iw9" is not allowed; expected a policy'),
+]
+
+
+@pytest.mark.parametrize("name, old, new, field, fragment", BAD_ARRIVALS, ids=[c[0] for c in BAD_ARRIVALS])
+def test_a_bad_arrival_field_exits_2_naming_it(tmp_path, name, old, new, field, fragment):
+    assert old in CONGESTED
+    path = tmp_path / f"{name}.toml"
+    path.write_text(CONGESTED.replace(old, new, 1))
+    assert_user_error(cli("validate", path), str(path), field, fragment)
+
+
 @pytest.mark.parametrize("command", ["run", "validate", "show", "trace"])
 def test_a_missing_file_exits_2(command, tmp_path):
     extra = ["--pcap", tmp_path / "x.pcap"] if command == "trace" else []

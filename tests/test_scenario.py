@@ -247,3 +247,100 @@ def test_the_profile_and_its_fields_pass_the_models_and_the_core():
     assert sc.data["tcp"]["profile"] == "linux" and sc.data["tcp"]["hystart"] is True
     with pytest.raises(ScenarioError, match=r"tcp\.prr.*crb"):
         load("congested-links", sets=["tcp.prr=fast"])
+
+
+# --- arrivals and mixes: the pydantic mirror accepts and rejects what the core does -------------
+
+TESTBED = {"mix": [{"response": "9seg", "server_iw": "iw3"}, {"response": "9seg", "server_iw": "iw10"},
+                   {"response": "21seg", "server_iw": "iw3"}, {"response": "21seg", "server_iw": "iw10"}],
+           "mix_order": "permuted-blocks",
+           "arrivals": {"kind": "closed-loop", "think": {"kind": "uniform", "lo": 0.5, "hi": 1.0}}}
+CLOSED = {"kind": "closed-loop", "think": "1s"}
+
+
+def short_flows(tmp_path: Path, **fields) -> dict:
+    """congested-links with apps[0] (short flows) changed: `None` removes a field."""
+    data = load("congested-links").data
+    app = data["apps"][0]
+    for k, v in fields.items():
+        if v is None:
+            app.pop(k, None)
+        else:
+            app[k] = v
+    (tmp_path / "flows.csv").write_text("start,response,server_iw\n0.5,14480,iw3\n1.25,1448,\n")
+    if app["arrivals"].get("kind") == "replay":
+        app["arrivals"]["file"] = str(tmp_path / app["arrivals"]["file"])
+    return data
+
+
+ARRIVAL_CASES = [
+    ("testbed client", dict(response=None, **TESTBED), True),
+    ("mix, default order", dict(response=None, mix=TESTBED["mix"], arrivals=CLOSED), True),
+    ("poisson load", dict(arrivals={"kind": "poisson", "load": "4%"}), True),
+    ("bursts", dict(arrivals={"kind": "bursts", "flows": 4, "gap": {"kind": "exponential", "mean": 2}}), True),
+    ("replay", dict(response=None, start="0s", arrivals={"kind": "replay", "file": "flows.csv"}), True),
+    ("response and mix", dict(**TESTBED), False),
+    ("neither response nor mix", dict(response=None, arrivals=CLOSED), False),
+    ("mix_order alone", dict(mix_order="cyclic"), False),
+    ("empty mix", dict(response=None, mix=[], arrivals=CLOSED), False),
+    ("mix entry without response", dict(response=None, mix=[{"server_iw": "iw3"}], arrivals=CLOSED), False),
+    ("mix entry unknown key", dict(response=None, mix=[{"response": "1seg", "iw": "iw3"}], arrivals=CLOSED), False),
+    ("unknown mix_order", dict(response=None, mix=TESTBED["mix"], mix_order="shuffled", arrivals=CLOSED), False),
+    ("rate and load", dict(arrivals={"kind": "poisson", "rate": 1.0, "load": "4%"}), False),
+    ("neither rate nor load", dict(arrivals={"kind": "poisson"}), False),
+    ("load as a number", dict(arrivals={"kind": "poisson", "load": 0.04}), False),
+    ("no flows per burst", dict(arrivals={"kind": "bursts", "flows": 0, "gap": "1s"}), False),
+    ("bursts without gap", dict(arrivals={"kind": "bursts", "flows": 2}), False),
+    ("closed loop without think", dict(arrivals={"kind": "closed-loop"}), False),
+    ("unknown kind", dict(arrivals={"kind": "closed", "think": "1s"}), False),
+    ("replay with response", dict(start="0s", arrivals={"kind": "replay", "file": "flows.csv"}), False),
+]
+
+
+@pytest.mark.parametrize("fields, ok", [c[1:] for c in ARRIVAL_CASES], ids=[c[0] for c in ARRIVAL_CASES])
+def test_the_models_and_the_core_agree_on_arrivals_and_mixes(tmp_path, fields, ok):
+    from iwlab import _core
+
+    data = short_flows(tmp_path, **fields)
+    try:
+        ScenarioModel.model_validate(data)
+        model_ok = True
+    except Exception:  # noqa: BLE001 - pydantic's ValidationError
+        model_ok = False
+    try:
+        _core.normalize(json.dumps(data), "json")
+        core_ok = True
+    except _core.ScenarioError:
+        core_ok = False
+    assert (model_ok, core_ok) == (ok, ok)
+
+
+def test_a_mixed_closed_loop_app_runs_and_its_flows_split_per_size_and_iw(tmp_path):
+    data = short_flows(tmp_path, response=None, **TESTBED)
+    data["apps"] = data["apps"][:1]
+    s = Scenario.from_data(data).with_overrides({"duration": "40s", "warmup": "0s"})
+    flows = iwlab.run(s, seed=3).flows
+    assert list(flows.columns)[-2:] == ["app_name", "server_iw"]
+    assert set(flows["app_name"]) == {"short-iw3"}
+    per = flows.groupby(["response_bytes", "server_iw"]).size()
+    assert len(per) == 4 and per.max() - per.min() <= 1, per
+    starts, ends = flows["start"].to_numpy(), flows["last_byte"].to_numpy()
+    assert (starts[1:] - ends[:-1] >= 0.5 - 1e-9).all(), "one flow at a time, a think time between"
+
+
+def test_a_replay_file_is_found_next_to_the_scenario_and_replayed_exactly(tmp_path, monkeypatch):
+    (tmp_path / "sub").mkdir()
+    write(tmp_path / "sub", "flows.csv", "start,response,server_iw\n0.5,1448,iw3\n1.000000001,2896,iw10\n")
+    data = load("congested-links", ["duration=5s", "warmup=0s"]).data
+    app = data["apps"][0]
+    del app["response"]
+    app.update(start="0s", arrivals={"kind": "replay", "file": "flows.csv"})
+    data["apps"] = [app]
+    path = write(tmp_path / "sub", "replay.json", json.dumps(data))
+    monkeypatch.chdir(tmp_path)
+    s = load(Path("sub") / "replay.json")
+    assert s.data["apps"][0]["arrivals"]["file"] == str(tmp_path / "sub" / "flows.csv")
+    flows = iwlab.run(s).flows
+    assert flows["start"].tolist() == [0.5, 1.000000001]
+    assert flows["response_bytes"].tolist() == [1448, 2896] and flows["server_iw"].tolist() == ["iw3", "iw10"]
+    assert flows["iw_segments"].tolist() == [3.0, 10.0]

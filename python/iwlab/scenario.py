@@ -30,7 +30,8 @@ from iwlab.scenario_model import (  # noqa: F401  (re-exported)
     Exponential, Pareto, Lomax, Lognormal, Weibull, Empirical, Dist, FixedOrDist, DropTail, Red, Codel, Queue,
     RandomLoss, LinkOverride, Bottleneck, AccessOverride, Access, HostGroup, Dumbbell, Cubic, DelayedAck, Tcp,
     FixedIw, Rfc3390Iw, Rfc6928Iw, Rfc6928FallbackIw, SizeBasedIw, AimdIw, LearnedIw, IwPolicy, IwRoute,
-    IwSection, FtpApp, BulkApp, WebApp, Periodic, PoissonArrivals, ShortFlowsApp, PoissonFlowsApp, UdpApp,
+    IwSection, FtpApp, BulkApp, WebApp, Periodic, PoissonArrivals, BurstArrivals, ClosedLoopArrivals,
+    ReplayArrivals, Arrivals, MixEntry, Share, ShortFlowsApp, PoissonFlowsApp, UdpApp,
     App, ScenarioModel, PROFILES, _from_validation,
 )
 

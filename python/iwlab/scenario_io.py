@@ -174,9 +174,10 @@ def _culprit(path: str, by_path: dict[str, str]) -> str | None:
 
 
 def _resolve_files(node: Any, base: Path) -> None:
-    """Makes relative `file` paths of empirical distributions absolute (relative to `base`)."""
+    """Makes relative `file` paths of empirical distributions and replayed arrivals absolute (relative
+    to `base`)."""
     if isinstance(node, dict):
-        if node.get("kind") == "empirical" and isinstance(node.get("file"), str) and not Path(node["file"]).is_absolute():
+        if node.get("kind") in ("empirical", "replay") and isinstance(node.get("file"), str) and not Path(node["file"]).is_absolute():
             node["file"] = str((base / node["file"]).resolve())
         for v in node.values():
             _resolve_files(v, base)

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal, Optional, Union
 
-from pydantic import BaseModel, ConfigDict, Discriminator, Field, Tag, ValidationError
+from pydantic import BaseModel, ConfigDict, Discriminator, Field, Tag, ValidationError, model_validator
 
 from iwlab import overrides as ov
 from iwlab.scenario_error import ScenarioError
@@ -444,22 +444,85 @@ class WebApp(_App):
 
 
 class Periodic(_Model):
+    """One flow every `period`, the first at the instance's start."""
     kind: Literal["periodic"] = "periodic"
     period: Duration
 
 
+# A share of the bottleneck: "10%" (bare numbers are refused: 10 and 0.1 would be confused).
+Share = Annotated[str, Field(pattern=r"^\s*\+?[0-9.eE+-]+\s*%\s*$")]
+
+
+def _exactly_one(model: BaseModel, a: str, b: str, what: str) -> None:
+    if (getattr(model, a) is None) == (getattr(model, b) is None):
+        raise ValueError(f"give exactly one of `{a}` and `{b}` ({what})")
+
+
 class PoissonArrivals(_Model):
+    """A Poisson process: `rate` flows/s, or `load` a share of the bottleneck; exactly one."""
     kind: Literal["poisson"] = "poisson"
-    rate: float = Field(gt=0, description="Flows per second")
+    rate: Optional[float] = Field(None, gt=0, description="Flows per second (per instance)")
+    load: Optional[Share] = Field(None, description='Share of the bottleneck such as "10%": rate = load x '
+                                                     "bottleneck rate / (8 x mean response bytes of the mix)")
+
+    @model_validator(mode="after")
+    def _one_rate(self) -> PoissonArrivals:
+        _exactly_one(self, "rate", "load", "flows per second, or a share of the bottleneck")
+        return self
+
+
+class BurstArrivals(_Model):
+    """`flows` flows at once, the next burst `gap` after this burst's start."""
+    kind: Literal["bursts"] = "bursts"
+    flows: int = Field(ge=1, le=U32, description="Flows per burst")
+    gap: FixedOrDist(Duration) = Field(description="From a burst's start to the next (exponential: Poisson bursts)")
+
+
+class ClosedLoopArrivals(_Model):
+    """One flow at a time: the next starts `think` after the previous one completed."""
+    kind: Literal["closed-loop"] = "closed-loop"
+    think: FixedOrDist(Duration) = Field(description="Pause after each completed flow")
+
+
+class ReplayArrivals(_Model):
+    """Flows at recorded start times: a CSV with `start` (s from the run's start), `response` (bytes),
+    optional `server_iw` and `request`; relative to the scenario file."""
+    kind: Literal["replay"] = "replay"
+    file: str
+
+
+Arrivals = Annotated[Union[Periodic, PoissonArrivals, BurstArrivals, ClosedLoopArrivals, ReplayArrivals],
+                     Field(discriminator="kind")]
+
+
+class MixEntry(_Model):
+    """One (response size, server IW) combination."""
+    response: Size = Field(description='Such as "9seg"')
+    server_iw: Optional[str] = Field(None, description="IW policy of the server (default: the app's server_iw)")
 
 
 class ShortFlowsApp(_App):
-    """Request/response flows of a fixed size, each on a new connection."""
+    """Request/response flows, each on a new connection, started by `arrivals`; exactly one of `response`
+    and `mix` (neither with replayed arrivals)."""
     kind: Literal["short-flows"] = "short-flows"
     request: Size = "100B"
-    response: Size = Field(description='Such as "10seg"')
-    arrivals: Annotated[Union[Periodic, PoissonArrivals], Field(discriminator="kind")]
+    response: Optional[Size] = Field(None, description='Such as "10seg"')
+    mix: Optional[list[MixEntry]] = Field(None, min_length=1, description="(response, server_iw) combinations")
+    mix_order: Optional[Literal["permuted-blocks", "cyclic", "random"]] = Field(
+        None, description='Only with mix; default "permuted-blocks" (every combination once per block)')
+    arrivals: Arrivals
     flows: Optional[int] = Field(None, ge=1, le=U32)
+
+    @model_validator(mode="after")
+    def _sizes(self) -> ShortFlowsApp:
+        if self.arrivals.kind == "replay":
+            if self.response is not None or self.mix is not None:
+                raise ValueError("`response` and `mix` are not allowed with replayed arrivals (the file has them)")
+        else:
+            _exactly_one(self, "response", "mix", "one size, or several (response, server_iw) combinations")
+        if self.mix_order is not None and self.mix is None:
+            raise ValueError("`mix_order` is only allowed with `mix`")
+        return self
 
 
 class PoissonFlowsApp(_App):

@@ -314,6 +314,7 @@ fn periodic_short_flows_open_one_connection_per_period() {
         response_bytes: 9 * 1448,
         arrivals: Arrivals::Periodic(period),
         count: None,
+        mix: None,
     };
     add(&mut p.sim, &cfg, SimTime::ZERO);
     let t = ms(1_000);
@@ -336,6 +337,7 @@ fn periodic_short_flows_open_one_connection_per_period() {
         response_bytes: 1000,
         arrivals: Arrivals::Periodic(period),
         count: Some(5),
+        mix: None,
     };
     add(&mut p.sim, &cfg, SimTime::ZERO);
     run(&mut p.sim, at(ms(10_000)));
@@ -362,6 +364,7 @@ fn poisson_short_flows_arrive_at_the_given_rate() {
         response_bytes: 2000,
         arrivals: Arrivals::Poisson { rate_per_s: 10.0 },
         count: None,
+        mix: None,
     };
     add(&mut p.sim, &cfg, SimTime::ZERO);
     run(&mut p.sim, at(ms(100_000)));
@@ -501,6 +504,7 @@ fn bad_configs_are_errors_naming_the_field_and_value() {
         response_bytes: 1,
         arrivals: Arrivals::Periodic(SimDuration::ZERO),
         count: None,
+        mix: None,
     });
     assert!(m.starts_with("short_flows.arrivals.period = 0"), "{m}");
     let m = err(AppConfig::ShortFlows {
@@ -509,6 +513,7 @@ fn bad_configs_are_errors_naming_the_field_and_value() {
         response_bytes: 1,
         arrivals: Arrivals::Poisson { rate_per_s: f64::NAN },
         count: None,
+        mix: None,
     });
     assert!(m.starts_with("short_flows.arrivals.rate_per_s = NaN"), "{m}");
     let pf = |pairs: Vec<Ends>, rate_per_s| AppConfig::PoissonFlows {

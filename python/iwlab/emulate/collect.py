@@ -38,7 +38,7 @@ FLOW_SCHEMA = pa.schema([
     ("iw_segments", F64), ("iw_policy", STR), ("start", F64), ("syn_ack", F64), ("first_byte", F64),
     ("last_byte", F64), ("completion", F64), ("data_segments", I64), ("retransmits", I64), ("timeouts", I64),
     ("fast_retransmits", I64), ("syn_retransmits", I64), ("ecn_marks", I64), ("max_cwnd", I64),
-    ("completed", BOOL), ("in_warmup", BOOL)])
+    ("completed", BOOL), ("in_warmup", BOOL), ("app_name", STR), ("server_iw", STR)])
 PAGE_SCHEMA = pa.schema([
     ("page", I64), ("app", I64), ("client", I64), ("server", I64), ("start", F64), ("end", F64), ("delay", F64),
     ("objects", I64), ("bytes", I64), ("completed", BOOL), ("in_warmup", BOOL)])
@@ -120,6 +120,8 @@ def flows_and_pages(plan: Plan, records: list[dict[str, Any]]) -> tuple[pd.DataF
             "max_cwnd": None,
             "completed": bool(c.get("completed")),
             "in_warmup": c["start"] < plan.warmup,
+            # The scenario's names: the entry, and the server's policy (a mix's per flow).
+            "app_name": app["name"], "server_iw": c.get("server_policy") or app["server_policy"],
         })
     for i, r in enumerate(rows):
         r["flow"] = i

@@ -195,7 +195,8 @@ class Workload:
                    "clamp": size_bytes(tcp["rcv_wnd"], mss) if tcp.get("rcv_wnd") is not None else None,
                    "server_iw": pol_s, "client_iw": pol_c, "port": APP_PORT + ai,
                    "pacing": bool(tcp.get("pacing")), "paced_iw": bool(tcp.get("paced_iw"))}
-            meta.update(server_iw=pol_s["name"], client_iw=pol_c["name"], label=APP_KIND_LABEL[kind])
+            meta.update(server_iw=pol_s["name"], client_iw=pol_c["name"], label=APP_KIND_LABEL[kind],
+                        server_policy=app.get("server_iw") or default_iw)
             if pol_c["kind"] == "watch":
                 self.notes.append(f"{path}.client_iw: the client's side of an adaptive policy starts every "
                                   f"connection with its first window ({pol_c['w']} segments); the watcher decides "
@@ -208,6 +209,12 @@ class Workload:
                     self.agents[s.name]["listen"].append(ai)
             request = size_bytes(app.get("request", "250B" if kind in ("ftp", "web") else "100B"), mss,
                                  f"{path}.request")
+            if kind == "short-flows":
+                arrival_kind = app["arrivals"]["kind"]
+                if app.get("mix") is not None or arrival_kind not in ("periodic", "poisson"):
+                    what = "mix" if app.get("mix") is not None else f"arrivals.kind = {arrival_kind!r}"
+                    raise PlanError(f"{path}.{what} cannot be emulated yet; the emulator runs periodic and Poisson "
+                                    "short flows of one size and IW")
             if kind in ("short-flows", "poisson-flows"):
                 rows = flows_of.get(base, []) if kind == "poisson-flows" else \
                     [r for i in range(count) for r in flows_of.get(base + i, [])]
@@ -287,17 +294,23 @@ class Workload:
         if kind == "short-flows":
             response = size_bytes(app["response"], mss, f"{path}.response")
             arr = app["arrivals"]
+            rate = 0.0
+            if arr["kind"] == "poisson":
+                # load: a share of the bottleneck toward the clients over the mean response (per instance).
+                share = float(str(arr.get("load", "0%")).strip().removesuffix("%")) / 100.0
+                rate = float(arr["rate"]) if arr.get("rate") is not None else \
+                    share * self.toward_clients(app) / (8.0 * response)
             for i, (c, s) in enumerate(pairs):
                 rng = random.Random(seed_for(self.seed, ai, i, "arrivals"))
                 t, k = start(i), 0
                 if arr["kind"] == "poisson":
-                    t += rng.expovariate(float(arr["rate"]))
+                    t += rng.expovariate(rate)
                 while t < self.duration and (limit is None or k < int(limit)):
                     self.agents[c.name]["schedule"].append({"t": t, "app": ai, "app_id": base + i, "app_kind": "short",
                                                             "server": self.srv(s), "request": request,
                                                             "response": response})
                     k += 1
-                    t += seconds(arr["period"]) if arr["kind"] == "periodic" else rng.expovariate(float(arr["rate"]))
+                    t += seconds(arr["period"]) if arr["kind"] == "periodic" else rng.expovariate(rate)
             return
         size_d = self.dist(app["size"], "B", f"{path}.size", mss)
         if app.get("rate") is not None:

@@ -46,9 +46,14 @@ pub struct FlowRecord {
     pub completed: bool,
     /// Started before the warm-up ended (excluded from statistics).
     pub in_warmup: bool,
+    /// With a scenario's names ([`super::Records::names`]): the application's name and the
+    /// server's IW policy name (the `[iw.policies]` key); the columns exist only then.
+    pub app_name: Option<String>,
+    pub server_iw: Option<String>,
 }
 
 fn flow_record(id: usize, c: &Conn, core: &Core, warmup: SimTime) -> FlowRecord {
+    let names = core.records.names.as_deref();
     // Live or retired, the connection's endpoints as the record sees them.
     let (ce, se) = (c.client(), c.server());
     // The data sender is the side that declared, or failing that wrote, more bytes (bulk
@@ -95,6 +100,8 @@ fn flow_record(id: usize, c: &Conn, core: &Core, warmup: SimTime) -> FlowRecord 
         max_cwnd: snd.sender.max_cwnd,
         completed,
         in_warmup: c.opened_at < warmup,
+        app_name: names.map(|n| c.app.and_then(|a| n.apps.get(a as usize)).cloned().unwrap_or_default()),
+        server_iw: names.map(|n| n.iw.get(c.server_iw).cloned().unwrap_or_default()),
     }
 }
 
@@ -131,22 +138,28 @@ pub fn for_each_flow_chunk<E>(
     chunk: usize,
     mut emit: impl FnMut(Table) -> Result<(), E>,
 ) -> Result<u64, E> {
+    let named = core.records.names.is_some();
     let mut completed = 0;
     let mut rows = Vec::with_capacity(chunk.min(core.conns.len()));
     for (start, chunk) in core.conns.chunks(chunk).enumerate().map(|(k, c)| (k * chunk, c)) {
         rows.clear();
         rows.extend(chunk.iter().enumerate().map(|(i, c)| flow_record(start + i, c, core, warmup)));
         completed += rows.iter().filter(|f| f.completed).count() as u64;
-        emit(flow_table(&rows))?;
+        emit(flow_table_named(&rows, named))?;
     }
     if core.conns.is_empty() {
-        emit(flow_table(&[]))?;
+        emit(flow_table_named(&[], named))?;
     }
     Ok(completed)
 }
 
-/// The flow rows as columns.
+/// The flow rows as columns (with `app_name` and `server_iw` when the rows carry them).
 pub fn flow_table(rows: &[FlowRecord]) -> Table {
+    flow_table_named(rows, rows.first().is_some_and(|r| r.app_name.is_some()))
+}
+
+/// The flow rows as columns; `named`: with the `app_name` and `server_iw` columns at the end.
+fn flow_table_named(rows: &[FlowRecord], named: bool) -> Table {
     let mut t = Table::default();
     t.push("flow", col!(rows, U64, |r| r.flow as u64));
     t.push("app", col!(rows, I64, |r| if r.app == u32::MAX { -1 } else { r.app as i64 }));
@@ -176,5 +189,9 @@ pub fn flow_table(rows: &[FlowRecord]) -> Table {
     t.push("max_cwnd", col!(rows, U64, |r| r.max_cwnd));
     t.push("completed", col!(rows, Bool, |r| r.completed));
     t.push("in_warmup", col!(rows, Bool, |r| r.in_warmup));
+    if named {
+        t.push("app_name", col!(rows, Str, |r| r.app_name.clone().unwrap_or_default()));
+        t.push("server_iw", col!(rows, Str, |r| r.server_iw.clone().unwrap_or_default()));
+    }
     t
 }

@@ -19,6 +19,7 @@ pub use table::{Column, Table};
 
 use crate::engine::SimTime;
 use crate::net::packet::LinkId;
+use std::sync::Arc;
 
 /// What a connection is for, set by the application that opens it.
 #[derive(Copy, Clone, Debug, PartialEq, Eq, Default)]
@@ -46,6 +47,18 @@ pub struct QueueSample {
 pub struct Records {
     pub pages: Vec<PageRecord>,
     pub queue: Vec<QueueSample>,
+    /// Names of the applications and IW policies, when a scenario built the simulation: flow
+    /// rows then carry `app_name` and `server_iw` (see [`flow`]).
+    pub names: Option<Arc<Names>>,
+}
+
+/// What a scenario calls the simulation's applications and IW policy instances.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Names {
+    /// By application id: the `[[apps]]` entry's name.
+    pub apps: Vec<String>,
+    /// By index in `Core::iw`: the policy's name in `[iw.policies]`.
+    pub iw: Vec<String>,
 }
 
 /// Seconds, for records (the only place floats of time appear).

@@ -25,7 +25,7 @@
 use super::dist::{DistSpec, FixedOrDist};
 use super::model::TcpSpec;
 use super::tagged::{self, kind_enum};
-use super::units::{Bytes, Duration, RateOrShare, Size};
+use super::units::{Bytes, Duration, RateOrShare, Share, Size};
 use serde::{Deserialize, Deserializer, Serialize};
 
 /// How instance `i` maps to hosts of the client and server groups.
@@ -107,14 +107,69 @@ pub enum HttpSpec {
 }
 
 kind_enum! {
-/// When a short-flows source starts flows, by `kind`.
+/// When a flow source starts flows, by `kind` (`traffic::arrivals`); each instance of the
+/// app is one source.
 #[derive(Clone, Debug, PartialEq)]
 pub enum ArrivalsSpec via ArrivalsRepr {
-    /// One flow every `period` (> 0).
+    /// One flow every `period` (> 0), the first at the instance's start.
     Periodic { period: Duration },
-    /// A Poisson process of `rate` flows per second (> 0).
-    Poisson { rate: f64 },
+    /// A Poisson process: `rate` flows per second (> 0), or `load`, a share of the
+    /// bottleneck (servers' side → clients' side): rate = load × bottleneck rate /
+    /// (8 × mean response bytes over the mix), per instance. Exactly one of the two.
+    Poisson {
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        rate: Option<f64>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        load: Option<Share>,
+    },
+    /// `flows` flows at once (≥ 1), the next burst `gap` after this burst's start (> 0 on
+    /// average; an exponential gap makes Poisson bursts). The first burst at the start.
+    Bursts { flows: u32, gap: FixedOrDist<Duration> },
+    /// One flow at a time: the next starts `think` after the previous one completed (the
+    /// client has the last byte of the response) or failed. The first at the start.
+    ClosedLoop { think: FixedOrDist<Duration> },
+    /// Flows at the start times of a CSV file (columns `start` in seconds from the run's
+    /// start, `response` in bytes, optional `server_iw` and `request`); `file` is relative
+    /// to the scenario file.
+    Replay { file: String },
 }
+}
+
+impl ArrivalsSpec {
+    /// The `kind` as written.
+    pub fn kind(&self) -> &'static str {
+        match self {
+            ArrivalsSpec::Periodic { .. } => "periodic",
+            ArrivalsSpec::Poisson { .. } => "poisson",
+            ArrivalsSpec::Bursts { .. } => "bursts",
+            ArrivalsSpec::ClosedLoop { .. } => "closed-loop",
+            ArrivalsSpec::Replay { .. } => "replay",
+        }
+    }
+}
+
+/// One (response size, server IW) combination of a `mix`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct MixSpec {
+    /// Response bytes, ≥ 1 (`"9seg"`: 9 full segments of the server's MSS).
+    pub response: Size,
+    /// IW policy name of the server for these flows (default: the app's `server_iw`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub server_iw: Option<String>,
+}
+
+/// The order in which a source goes through its `mix`.
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum MixOrderSpec {
+    /// Blocks of every combination once, each block in an order drawn from the app's seed.
+    #[default]
+    PermutedBlocks,
+    /// In the order given, over and over.
+    Cyclic,
+    /// Each flow's combination drawn uniformly and independently.
+    Random,
 }
 
 macro_rules! app_kinds {
@@ -287,14 +342,23 @@ app_kinds! {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         pages: Option<u32>,
     }
-    /// `kind = "short-flows"`: request/response flows of fixed size, each on a new
-    /// connection, started open loop (netperf-like; SPEC S1.2).
+    /// `kind = "short-flows"`: request/response flows, each on a new connection, started by
+    /// the `arrivals` model (open loop, bursts, closed loop or replayed; SPEC S1.2). Each flow's
+    /// response size and server IW: `response` and `server_iw`, or one combination of `mix`
+    /// (exactly one of `response` and `mix`; neither with replayed arrivals, whose file has them).
     ShortFlows(ShortFlowsParams) = "short-flows" {
-        /// Request bytes, ≥ 1 (default 100B).
+        /// Request bytes, ≥ 0 (default 100B).
         #[serde(default = "d_short_request")]
         request: Size,
         /// Response bytes, ≥ 1; `"10seg"` = 10 full segments of the server's MSS.
-        response: Size,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        response: Option<Size>,
+        /// (response, server IW) combinations the flows go through in `mix_order`.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        mix: Option<Vec<MixSpec>>,
+        /// `"permuted-blocks"` (default), `"cyclic"` or `"random"`; only with `mix`.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        mix_order: Option<MixOrderSpec>,
         /// When flows start.
         arrivals: ArrivalsSpec,
         /// Flows per instance, ≥ 1; absent = until the end.

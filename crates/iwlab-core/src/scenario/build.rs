@@ -8,10 +8,12 @@
 //! changes the other draws.
 
 use super::apps::Mapping;
+use super::arrivals::{ArrivalsR, MixR};
 use super::error::ScenarioError;
 use super::model::{Direction, Scenario};
 use super::validate::{AppR, Draw, GroupR, GroupSide, ParamsR, Resolved};
 use crate::engine::{RngStreams, SimDuration, SimRng, SimTime, StreamKind};
+use crate::metrics::Names;
 use crate::net::dumbbell::{Access, DumbbellSpec};
 use crate::net::link::LinkSpec;
 use crate::net::loss::LossRule;
@@ -21,7 +23,7 @@ use crate::sim::{AppId, Simulation};
 use crate::tcp::config::TcpConfig;
 use crate::tcp::iw::{AnyIw, Routed};
 use crate::traffic::dist::SizeDist;
-use crate::traffic::{AppConfig, Ends};
+use crate::traffic::{AppConfig, Arrivals, Ends, Mix, MixEntry, ReplayFlow};
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
@@ -266,7 +268,13 @@ fn instantiate(r: &Resolved, seed: u64) -> Result<Built, ScenarioError> {
                 request_bytes: *request,
                 count: *count,
             }],
-            p => ends.into_iter().map(|e| app_config(p, e)).collect(),
+            p => ends
+                .into_iter()
+                .map(|e| {
+                    let server = e.server;
+                    app_config(p, e, &mut |name: &str| policy(&mut sim, server, name))
+                })
+                .collect(),
         };
         for cfg in configs {
             let at = SimTime::ZERO + SimDuration::from_secs_f64(a.start.next(&mut start_rng));
@@ -279,6 +287,18 @@ fn instantiate(r: &Resolved, seed: u64) -> Result<Built, ScenarioError> {
         }
         apps.push(out);
     }
+    // Names for the flow records: each application id's entry, each policy instance's name.
+    let mut app_names = Vec::new();
+    for a in &apps {
+        for &id in &a.app_ids {
+            if app_names.len() <= id as usize {
+                app_names.resize(id as usize + 1, String::new());
+            }
+            app_names[id as usize] = a.name.clone();
+        }
+    }
+    let iw_names = iw.iter().map(|i| i.policy.clone()).collect();
+    sim.core.records.names = Some(Arc::new(Names { apps: app_names, iw: iw_names }));
     // Measurement: bottleneck queue samples and the end of the warm-up.
     if let Some(interval) = r.sample_interval {
         sim.core.sample_queues(interval, vec![db.forward, db.reverse]);
@@ -316,7 +336,9 @@ fn hosts(a: &AppR, i: u32, groups: &[GroupNodes]) -> (NodeId, NodeId) {
     (pick(&groups[a.clients]), pick(&groups[a.servers]))
 }
 
-fn app_config(p: &ParamsR, ends: Ends) -> AppConfig {
+/// The engine configuration of one instance; `iw_of` gives the index of a policy (by name) on
+/// this instance's server.
+fn app_config(p: &ParamsR, ends: Ends, iw_of: &mut dyn FnMut(&str) -> usize) -> AppConfig {
     match p {
         ParamsR::Ftp { size, request, gap, count } => {
             AppConfig::Ftp { ends, size: *size, request_bytes: *request, gap: gap.clone(), count: *count }
@@ -332,13 +354,9 @@ fn app_config(p: &ParamsR, ends: Ends) -> AppConfig {
             think: think.clone(),
             pages: *pages,
         },
-        ParamsR::ShortFlows { request, response, arrivals, count } => AppConfig::ShortFlows {
-            ends,
-            request_bytes: *request,
-            response_bytes: *response,
-            arrivals: arrivals.clone(),
-            count: *count,
-        },
+        ParamsR::ShortFlows { request, response, arrivals, count, mix } => {
+            short_flows_config(ends, *request, *response, arrivals, *count, mix.as_ref(), iw_of)
+        }
         ParamsR::PoissonFlows { rate_per_s, size, request, count } => AppConfig::PoissonFlows {
             pairs: vec![ends],
             rate_per_s: *rate_per_s,
@@ -355,4 +373,39 @@ fn app_config(p: &ParamsR, ends: Ends) -> AppConfig {
             stop: *stop,
         },
     }
+}
+
+/// A short-flows instance: the mix's and the replay's policy names become the policy
+/// instances of this instance's server (`iw_of`).
+fn short_flows_config(
+    ends: Ends,
+    request: u64,
+    response: u64,
+    arrivals: &ArrivalsR,
+    count: Option<u32>,
+    mix: Option<&MixR>,
+    iw_of: &mut dyn FnMut(&str) -> usize,
+) -> AppConfig {
+    let arrivals = match arrivals {
+        ArrivalsR::Engine(a) => a.clone(),
+        ArrivalsR::Replay(rows) => Arrivals::Replay(
+            rows.iter()
+                .map(|r| ReplayFlow {
+                    start: r.start,
+                    request_bytes: r.request,
+                    response_bytes: r.response,
+                    server_iw: iw_of(&r.server_iw),
+                })
+                .collect(),
+        ),
+    };
+    let mix = mix.map(|m| Mix {
+        entries: m
+            .entries
+            .iter()
+            .map(|(bytes, name)| MixEntry { response_bytes: *bytes, server_iw: iw_of(name) })
+            .collect(),
+        order: m.order,
+    });
+    AppConfig::ShortFlows { ends, request_bytes: request, response_bytes: response, arrivals, count, mix }
 }

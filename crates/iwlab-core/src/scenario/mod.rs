@@ -63,6 +63,7 @@
 //! (ranges and references), [`build`] (scenario → simulation), [`error`].
 
 pub mod apps;
+mod arrivals;
 pub mod build;
 pub mod dist;
 pub mod error;

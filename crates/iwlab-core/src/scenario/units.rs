@@ -582,6 +582,50 @@ serde_via_string!(
     |v| whole(v, "bps").map(|b| RateOrShare::Rate(Rate(b)))
 );
 
+/// A share of the bottleneck written as a percentage (`"10%"`); bare numbers are refused, so
+/// that 10 and 0.1 cannot be mistaken for each other.
+#[derive(Copy, Clone, Debug, PartialEq)]
+pub struct Share(f64);
+
+impl Share {
+    /// From a percentage (10.0 for 10 %).
+    pub fn percent(p: f64) -> Self {
+        Share(p)
+    }
+    /// The share as a fraction (0.1 for `"10%"`).
+    pub fn fraction(self) -> f64 {
+        self.0 / 100.0
+    }
+}
+
+impl FromStr for Share {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        let num = s
+            .trim()
+            .strip_suffix('%')
+            .ok_or_else(|| format!("{s:?} is not a percentage; expected a share of the bottleneck such as \"10%\""))?;
+        let (d, rest) = split(num).map_err(|e| format!("{s:?} {e}; expected a percentage such as \"10%\""))?;
+        if !rest.is_empty() {
+            return Err(format!("{s:?} is not a percentage; expected a number followed by %, such as \"10%\""));
+        }
+        Ok(Share(d.to_f64()))
+    }
+}
+
+impl fmt::Display for Share {
+    fn fmt(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        write!(f, "{}%", self.0)
+    }
+}
+
+serde_via_string!(
+    Share,
+    "a share of the bottleneck such as \"10%\"",
+    |v: u64| Err::<Share, _>(format!("{v} is not a percentage; expected a share of the bottleneck such as \"10%\"")),
+    |v: f64| Err::<Share, _>(format!("{v} is not a percentage; expected a share of the bottleneck such as \"10%\""))
+);
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -637,6 +681,9 @@ mod tests {
         assert_eq!("60%".parse::<RateOrShare>().unwrap(), RateOrShare::Percent(60.0));
         assert_eq!("600kbps".parse::<RateOrShare>().unwrap(), RateOrShare::Rate(Rate(600_000)));
         assert!("60%%".parse::<RateOrShare>().is_err());
+        assert_eq!("10%".parse::<Share>().unwrap().fraction(), 0.1);
+        assert_eq!("4%".parse::<Share>().unwrap().to_string(), "4%");
+        assert!("0.1".parse::<Share>().unwrap_err().contains("not a percentage"));
     }
 
     #[test]

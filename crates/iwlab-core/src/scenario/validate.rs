@@ -3,7 +3,8 @@
 //! result; `Scenario::build` instantiates the result. Every rejection is a
 //! [`ScenarioError`] naming the field path, the value and what is allowed.
 
-use super::apps::{AppParams, AppSpec, ArrivalsSpec, HttpSpec, Mapping};
+use super::apps::{AppParams, AppSpec, HttpSpec, Mapping};
+use super::arrivals::{ArrivalsR, MixR, Policies};
 use super::dist::FixedOrDist;
 use super::error::ScenarioError;
 use super::model::{
@@ -18,7 +19,7 @@ use crate::net::queue::QueueConfig;
 use crate::tcp::config::TcpConfig;
 use crate::tcp::iw::IwConfig;
 use crate::traffic::dist::{AnyDist, DistConfig, SizeDist};
-use crate::traffic::{Arrivals, HttpVersion};
+use crate::traffic::HttpVersion;
 use std::collections::BTreeMap;
 use std::path::Path;
 use std::sync::Arc;
@@ -81,11 +82,13 @@ pub(crate) enum ParamsR {
         think: DistConfig,
         pages: Option<u32>,
     },
+    /// `response`: 0 with a mix or a replay (each flow's comes from them).
     ShortFlows {
         request: u64,
         response: u64,
-        arrivals: Arrivals,
+        arrivals: ArrivalsR,
         count: Option<u32>,
+        mix: Option<MixR>,
     },
     PoissonFlows {
         rate_per_s: f64,
@@ -307,7 +310,10 @@ impl Scenario {
             forward
         };
         let mss = tcp.mss;
-        let params = params(&a.params, &p, mss, data_link.rate_bps, self.base_dir.as_deref())?;
+        let policies = Policies { defined: iw, server_iw: &server_iw };
+        let starts_at_zero = matches!(c.start, FixedOrDist::Fixed(d) if d.get() == SimDuration::ZERO);
+        let params =
+            params(&a.params, &p, mss, data_link.rate_bps, self.base_dir.as_deref(), &policies, starts_at_zero)?;
         Ok(AppR {
             name: c.name.clone().unwrap_or_else(|| format!("{}-{i}", a.kind())),
             kind: a.kind(),
@@ -531,7 +537,7 @@ fn adaptive_bounds(path: &str, initial: u32, min: u32, max: u32) -> R<()> {
     Ok(())
 }
 
-fn at_least_one(v: Size, path: String, mss: u32) -> R<u64> {
+pub(crate) fn at_least_one(v: Size, path: String, mss: u32) -> R<u64> {
     let b = v.bytes(mss);
     if b == 0 {
         return Err(ScenarioError::value(path, v, ">= 1 byte"));
@@ -539,14 +545,22 @@ fn at_least_one(v: Size, path: String, mss: u32) -> R<u64> {
     Ok(b)
 }
 
-fn positive_count(v: Option<u32>, path: String) -> R<Option<u32>> {
+pub(crate) fn positive_count(v: Option<u32>, path: String) -> R<Option<u32>> {
     if v == Some(0) {
         return Err(ScenarioError::value(path, 0, ">= 1, or absent (until the end of the run)"));
     }
     Ok(v)
 }
 
-fn params(a: &AppParams, p: &str, mss: u32, data_bps: u64, base_dir: Option<&Path>) -> R<ParamsR> {
+fn params(
+    a: &AppParams,
+    p: &str,
+    mss: u32,
+    data_bps: u64,
+    base_dir: Option<&Path>,
+    policies: &Policies,
+    starts_at_zero: bool,
+) -> R<ParamsR> {
     Ok(match a {
         AppParams::Ftp(f) => ParamsR::Ftp {
             size: at_least_one(f.size, format!("{p}.size"), mss)?,
@@ -571,26 +585,9 @@ fn params(a: &AppParams, p: &str, mss: u32, data_bps: u64, base_dir: Option<&Pat
             think: w.think.resolve(&format!("{p}.think"), base_dir)?.0,
             pages: positive_count(w.pages, format!("{p}.pages"))?,
         },
-        AppParams::ShortFlows(s) => ParamsR::ShortFlows {
-            // A 0-byte request: the server answers as soon as the connection is up.
-            request: s.request.bytes(mss),
-            response: at_least_one(s.response, format!("{p}.response"), mss)?,
-            arrivals: match &s.arrivals {
-                ArrivalsSpec::Periodic { period } => {
-                    if period.get() == SimDuration::ZERO {
-                        return Err(ScenarioError::value(format!("{p}.arrivals.period"), period, "> 0"));
-                    }
-                    Arrivals::Periodic(period.get())
-                }
-                ArrivalsSpec::Poisson { rate } => {
-                    if !(rate.is_finite() && *rate > 0.0) {
-                        return Err(ScenarioError::value(format!("{p}.arrivals.rate"), rate, "> 0 flows per second"));
-                    }
-                    Arrivals::Poisson { rate_per_s: *rate }
-                }
-            },
-            count: positive_count(s.flows, format!("{p}.flows"))?,
-        },
+        AppParams::ShortFlows(s) => {
+            super::arrivals::short_flows(s, p, mss, data_bps, base_dir, policies, starts_at_zero)?
+        }
         AppParams::PoissonFlows(f) => {
             let (size, built) = f.size.resolve(&format!("{p}.size"), base_dir)?;
             let rate_per_s = match (f.rate, f.load) {

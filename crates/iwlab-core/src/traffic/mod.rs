@@ -4,11 +4,13 @@
 //! An application is described by an [`AppConfig`] (plain data, built by the scenario layer)
 //! and turned into a running [`crate::sim::Application`] by [`build_app`].
 
+pub mod arrivals;
 pub mod dist;
 
-use crate::engine::{SimDuration, SimTime};
+use crate::engine::SimTime;
 use crate::net::packet::NodeId;
 use crate::tcp::config::TcpConfig;
+pub use arrivals::{Arrivals, Mix, MixEntry, MixOrder, ReplayFlow};
 use dist::DistConfig;
 use std::sync::Arc;
 
@@ -30,16 +32,6 @@ pub enum HttpVersion {
     Http10,
     /// One persistent connection per page carrying every object.
     Http11,
-}
-
-/// When a source starts flows.
-#[derive(Clone, Debug, PartialEq)]
-pub enum Arrivals {
-    /// One every `period`, the first at the application's start.
-    Periodic(SimDuration),
-    /// Poisson process with `rate_per_s` arrivals per second, the first one exponential gap
-    /// after the application's start.
-    Poisson { rate_per_s: f64 },
 }
 
 /// An application as a scenario describes it. Sizes are bytes; times drawn from
@@ -68,8 +60,18 @@ pub enum AppConfig {
         think: DistConfig,
         pages: Option<u32>,
     },
-    /// Request/response flows of fixed size, each on a new connection, open loop.
-    ShortFlows { ends: Ends, request_bytes: u64, response_bytes: u64, arrivals: Arrivals, count: Option<u32> },
+    /// Request/response flows, each on a new connection, started by `arrivals`; each flow's
+    /// response and server IW: `response_bytes` and `ends.server_iw`, or with a `mix` one of
+    /// its combinations, or for [`Arrivals::Replay`] its row's (`response_bytes` and `mix`
+    /// unused). `count` flows, or until the end.
+    ShortFlows {
+        ends: Ends,
+        request_bytes: u64,
+        response_bytes: u64,
+        arrivals: Arrivals,
+        count: Option<u32>,
+        mix: Option<Mix>,
+    },
     /// Poisson arrivals of flows between pairs chosen uniformly at random, response sizes
     /// from `size`.
     PoissonFlows { pairs: Vec<Ends>, rate_per_s: f64, size: DistConfig, request_bytes: u64, count: Option<u32> },
@@ -144,10 +146,29 @@ pub fn build_app(cfg: &AppConfig) -> Result<Box<dyn Application + Send>, String>
                 *pages,
             ))
         }
-        AppConfig::ShortFlows { ends, request_bytes, response_bytes, arrivals, count } => {
+        AppConfig::ShortFlows { ends, request_bytes, response_bytes, arrivals, count, mix } => {
             check_ends("short_flows", "ends", ends)?;
-            let gap = short_flows::Gap::from_arrivals(arrivals).map_err(|e| format!("short_flows.{e}"))?;
-            Box::new(short_flows::ShortFlows::new(ends.clone(), *request_bytes, *response_bytes, gap, *count))
+            let source = arrivals::Source::new(arrivals).map_err(|e| format!("short_flows.{e}"))?;
+            let combo = |request: u64, response: u64, server_iw: usize| short_flows::Combo {
+                ends: Ends { server_iw, ..ends.clone() },
+                request,
+                response,
+            };
+            let (combos, order): (Vec<_>, _) = match (arrivals, mix) {
+                (Arrivals::Replay(rows), _) => (
+                    rows.iter().map(|r| combo(r.request_bytes, r.response_bytes, r.server_iw)).collect(),
+                    MixOrder::Cyclic,
+                ),
+                (_, Some(m)) => {
+                    (m.entries.iter().map(|e| combo(*request_bytes, e.response_bytes, e.server_iw)).collect(), m.order)
+                }
+                (_, None) => (vec![combo(*request_bytes, *response_bytes, ends.server_iw)], MixOrder::Cyclic),
+            };
+            if combos.is_empty() {
+                return Err("short_flows: no flows to start (an empty mix or replay); expected at least one".into());
+            }
+            let picker = arrivals::Picker::new(combos.len(), order);
+            Box::new(short_flows::ShortFlows::new(combos, picker, source, *count))
         }
         AppConfig::PoissonFlows { pairs, rate_per_s, size, request_bytes, count } => {
             if pairs.is_empty() {
@@ -156,7 +177,7 @@ pub fn build_app(cfg: &AppConfig) -> Result<Box<dyn Application + Send>, String>
             for (i, ends) in pairs.iter().enumerate() {
                 check_ends("poisson_flows", &format!("pairs[{i}]"), ends)?;
             }
-            let gap = short_flows::poisson(*rate_per_s, "poisson_flows.rate_per_s")?;
+            let gap = arrivals::poisson(*rate_per_s, "poisson_flows.rate_per_s")?;
             let size = dist("poisson_flows", "size", size)?;
             Box::new(poisson_flows::PoissonFlows::new(pairs.clone(), gap, size, *request_bytes, *count))
         }

@@ -1,56 +1,33 @@
-//! Request/response flows of a fixed size, open loop (SPEC S1.2 netperf-like short flows):
-//! each arrival opens a new connection whatever the earlier flows are doing. Periodic
-//! arrivals start at the application's start time and then every `period`; a Poisson
-//! process's first arrival comes one exponential gap after the start. `count` flows, or
-//! until the run ends.
+//! Request/response flows (SPEC S1.2 netperf-like short flows), each on a new connection,
+//! started by one of the arrival models of [`super::arrivals`]: open loop (periodic, Poisson,
+//! bursts: each arrival opens a connection whatever the earlier flows are doing), closed loop
+//! (one flow at a time, a think time after each) or replayed. Each flow's response size and
+//! server IW come from the app's one combination or from its mix. `count` flows, or until the
+//! run ends.
 
+use super::arrivals::{Picker, Source, MIX_STREAM};
 use super::common::{Exchange, Exchanges};
-use super::{Arrivals, Ends};
-use crate::engine::{SimDuration, SimRng, StreamKind};
+use super::Ends;
+use crate::engine::{SimRng, SimTime, StreamKind};
 use crate::metrics::FlowLabel;
 use crate::sim::{AppId, Application, ConnId, Core, Side};
 use crate::tcp::endpoint::AppEvent;
-use crate::traffic::dist::{Exponential, SizeDist};
 
 const LABEL: FlowLabel = FlowLabel { app_kind: "short", role: "transfer", page: None };
 
-/// When the next arrival comes.
-pub(crate) enum Gap {
-    Periodic(SimDuration),
-    /// Exponential gaps, in seconds.
-    Poisson(Exponential),
-}
-
-impl Gap {
-    pub(crate) fn from_arrivals(a: &Arrivals) -> Result<Self, String> {
-        match *a {
-            Arrivals::Periodic(p) if p > SimDuration::ZERO => Ok(Gap::Periodic(p)),
-            Arrivals::Periodic(p) => Err(format!("arrivals.period = {p} is not allowed; expected > 0")),
-            Arrivals::Poisson { rate_per_s } => Ok(Gap::Poisson(poisson(rate_per_s, "arrivals.rate_per_s")?)),
-        }
-    }
-
-    pub(crate) fn draw(&self, rng: &mut SimRng) -> SimDuration {
-        match self {
-            Gap::Periodic(p) => *p,
-            Gap::Poisson(e) => SimDuration::from_secs_f64(e.sample(rng)),
-        }
-    }
-}
-
-/// Exponential gaps for `rate_per_s` arrivals per second; `field` names it in the error.
-pub(crate) fn poisson(rate_per_s: f64, field: &str) -> Result<Exponential, String> {
-    if !(rate_per_s.is_finite() && rate_per_s > 0.0) {
-        return Err(format!("{field} = {rate_per_s} is not allowed; expected a finite rate > 0"));
-    }
-    Exponential::new(1.0 / rate_per_s).map_err(|e| format!("{field} = {rate_per_s}: {e}"))
+/// What one flow is: its ends (the server's IW policy among them) and its sizes.
+#[derive(Clone, Debug)]
+pub(crate) struct Combo {
+    pub ends: Ends,
+    pub request: u64,
+    pub response: u64,
 }
 
 pub struct ShortFlows {
-    ends: Ends,
-    request: u64,
-    response: u64,
-    gap: Gap,
+    /// The combinations (for a replay: one per row, in start order).
+    combos: Vec<Combo>,
+    picker: Picker,
+    source: Source,
     count: Option<u32>,
     rng: Option<SimRng>,
     started: u32,
@@ -58,9 +35,10 @@ pub struct ShortFlows {
 }
 
 impl ShortFlows {
-    /// Built (and validated) by [`super::build_app`].
-    pub(crate) fn new(ends: Ends, request: u64, response: u64, gap: Gap, count: Option<u32>) -> Self {
-        ShortFlows { ends, request, response, gap, count, rng: None, started: 0, live: Exchanges::default() }
+    /// Built (and validated: `combos` not empty) by [`super::build_app`].
+    pub(crate) fn new(combos: Vec<Combo>, picker: Picker, source: Source, count: Option<u32>) -> Self {
+        debug_assert!(!combos.is_empty());
+        ShortFlows { combos, picker, source, count, rng: None, started: 0, live: Exchanges::default() }
     }
 
     /// Flows started so far.
@@ -72,34 +50,55 @@ impl ShortFlows {
         self.live.len()
     }
 
-    fn schedule_next(&mut self, core: &mut Core, me: AppId) {
-        if self.count.is_some_and(|c| self.started >= c) {
-            return;
+    fn exhausted(&self) -> bool {
+        self.count.is_some_and(|c| self.started >= c)
+    }
+
+    fn wake_at(&mut self, core: &mut Core, me: AppId, at: Option<SimTime>) {
+        if let Some(at) = at {
+            core.set_timer(me, at, 0);
         }
-        let rng = self.rng.as_mut().expect("started");
-        let at = core.now() + self.gap.draw(rng);
-        core.set_timer(me, at, 0);
     }
 
     fn arrive(&mut self, core: &mut Core, me: AppId) {
-        self.started += 1;
-        self.live.insert(Exchange::open(core, me, &self.ends, self.request, self.response, LABEL));
-        self.schedule_next(core, me);
+        let now = core.now();
+        for _ in 0..self.source.due(now) {
+            if self.exhausted() {
+                return;
+            }
+            // A replay takes its rows in order; a mix, the picker's next combination.
+            let k = if self.source.is_replay() { self.started as usize } else { self.picker.next() };
+            let c = &self.combos[k];
+            self.started += 1;
+            self.live.insert(Exchange::open(core, me, &c.ends, c.request, c.response, LABEL));
+        }
+        if self.exhausted() {
+            return;
+        }
+        let next = self.source.after_arrival(now, self.rng.as_mut().expect("started"));
+        self.wake_at(core, me, next);
     }
 }
 
 impl Application for ShortFlows {
     fn start(&mut self, core: &mut Core, me: AppId) {
         self.rng = Some(core.streams().stream(StreamKind::App, me as u64));
-        match self.gap {
-            Gap::Periodic(_) if self.count != Some(0) => self.arrive(core, me),
-            Gap::Periodic(_) => {}
-            Gap::Poisson(_) => self.schedule_next(core, me),
+        self.picker.seed(core.streams().stream(StreamKind::App, MIX_STREAM | me as u64));
+        if self.exhausted() {
+            return;
+        }
+        let now = core.now();
+        match self.source.first(now, self.rng.as_mut().expect("started")) {
+            Some(at) if at == now => self.arrive(core, me),
+            at => self.wake_at(core, me, at),
         }
     }
 
-    fn on_event(&mut self, core: &mut Core, _me: AppId, conn: ConnId, side: Side, ev: AppEvent) {
-        self.live.on_event(core, conn, side, ev);
+    fn on_event(&mut self, core: &mut Core, me: AppId, conn: ConnId, side: Side, ev: AppEvent) {
+        if self.live.on_event(core, conn, side, ev).is_some() && !self.exhausted() {
+            let next = self.source.after_end(core.now(), self.rng.as_mut().expect("started"));
+            self.wake_at(core, me, next);
+        }
     }
 
     fn on_timer(&mut self, core: &mut Core, me: AppId, _token: u64) {
