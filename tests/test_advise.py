@@ -19,7 +19,7 @@ from iwlab.advise.build import scenario_data
 from iwlab.advise.candidates import expand
 from iwlab.advise.evaluate import EvalSpec
 from iwlab.advise.profile import Profile, ProfileError
-from iwlab.advise.search import Budget, race, t_interval
+from iwlab.advise.search import Budget, Margin, race, t_interval
 from iwlab.scenario import Scenario
 
 # ---------------------------------------------------------------------------------------------
@@ -166,10 +166,10 @@ class FakeRunner:
                    "retransmit_rate": self.rtx.get(name, 0.01) + own / 100, "wall_seconds": 0.0}
 
 
-def _race(runner, names, budget=Budget(), checks=(), baseline=None, max_seeds=24):
+def _race(runner, names, budget=Budget(), checks=(), baseline=None, max_seeds=24, margin=Margin()):
     cands = expand([f"fixed:{','.join(n.removeprefix('iw') for n in names)}"], 1448)
     return race(cands, lambda c, s: (c.name, s), EvalSpec(), "fct_mean", checks, baseline, budget, runner,
-                n0=3, max_seeds=max_seeds, progress=False)
+                n0=3, max_seeds=max_seeds, progress=False, margin=margin)
 
 
 def test_race_drops_clearly_worse_candidates_early_and_stops_when_the_best_is_separated():
@@ -195,11 +195,16 @@ class TiedRunner(FakeRunner):
 
 
 def test_race_reports_indistinguishable_candidates_at_max_seeds():
+    # Without a margin the ±0.01 s alternation is never resolved: max-seeds, and the tie goes to
+    # the IW nearest today's default.
     r = TiedRunner({})
-    st = _race(r, ["iw3", "iw10"], max_seeds=12)
-    assert st.stop_reason == "max-seeds" and "not separated at 12 seeds: iw10: tied with iw3" in st.stop_detail, st.stop_detail
-    assert st.best == "iw3"  # the more conservative of the two
+    st = _race(r, ["iw3", "iw10"], max_seeds=12, margin=Margin(share=None, seconds=0.0))
+    assert st.stop_reason == "max-seeds" and "not separated at 12 seeds" in st.stop_detail, st.stop_detail
+    assert st.best == "iw10"
     assert st.runs == 24
+    # With the default margin (2 % of ~1.6 s) the CI soon lies within it: equal, decided early.
+    st = _race(TiedRunner({}), ["iw3", "iw10"], max_seeds=12)
+    assert st.stop_reason == "separated" and st.best == "iw10" and st.status["iw3"].startswith("equal to"), st.status
 
 
 def test_race_stops_when_the_budget_is_spent_and_says_so():

@@ -228,13 +228,14 @@ def pool_slots(plan: Plan) -> int:
 
 def emulate(scenario, seed: int | None = None, out: str | Path | None = None, duration: float | None = None,
             capture: list[str] | tuple[str, ...] = (), keep_rundir: bool = False, replay: bool = True,
-            say: Callable[[str], None] | None = None):
+            say: Callable[[str], None] | None = None, ns_prefix: str | None = None):
     """Runs `scenario` once on real kernel TCP stacks in network namespaces.
 
     `duration` shortens the run (seconds, at most the scenario's); `capture` names hosts
     (`"right-0"`) whose interface is captured with tcpdump into `<out>/capture-<host>.pcap`;
     `replay` takes the workload's random draws from the simulator's run of the same scenario
-    and seed (workload.py). Returns an `iwlab.Result` whose summary has `"mode": "emulated"`."""
+    and seed (workload.py); `ns_prefix` names its namespaces and links (default `iwl<pid>-`).
+    Returns an `iwlab.Result` whose summary has `"mode": "emulated"`."""
     from iwlab.api import Result
     from iwlab.scenario import Scenario, load
 
@@ -246,7 +247,7 @@ def emulate(scenario, seed: int | None = None, out: str | Path | None = None, du
     relay_bin = relay_binary()
     if capture and shutil.which("tcpdump") is None:
         subprocess.run(["bash", str(SETUP)], check=True)
-    plan = build_plan(sc, seed=seed, duration=duration, replay=replay)
+    plan = build_plan(sc, seed=seed, duration=duration, replay=replay, ns_prefix=ns_prefix)
     unknown = sorted(set(capture) - {h.name for h in plan.hosts})
     if unknown:
         raise EmulationError(f"capture = {unknown}: no such host; hosts are {', '.join(h.name for h in plan.hosts)}")
