@@ -43,7 +43,7 @@ def test_flags_give_the_profile_in_base_units():
     ("rtt", "-5ms", "a time > 4 ms"),
     ("buffer", "12pkts", "packets ('25pkt') or a time"),
     ("background", "udp:160%", "udp:P%"),
-    ("background", "icmp", "none, udp:P%, tcp:N or poisson-tcp:P%"),
+    ("background", "icmp", "none, udp:P%, tcp:N (bulk), tcp:N@RATE (rate-limited), tcp-share:P%"),
     ("loss", 1.5, "0 <= p < 1"),
     ("sizes", "huge", "'Nseg'"),
     ("tcp", "bbr", "['linux', 'reno']"),
@@ -277,7 +277,8 @@ def test_advise_returns_the_recommendation_with_its_evidence(tmp_path):
     assert a.candidates["pareto"].any()
     assert set(a.runs["candidate"]) == {"iw3", "iw10", "paced-iw10"} and a.runs["fct_mean"].gt(0).all()
     assert a.stop_reason in ("separated", "max-seeds", "budget")
-    assert list(a.sensitivity["variant"]) == ["RTT ×0.5", "RTT ×2", "buffer ×0.5", "buffer ×2"]
+    assert list(a.sensitivity["variant"]) == ["RTT ×0.5", "RTT ×2", "buffer ×0.5", "buffer ×2", "load ×0.25", "load ×0.5",
+                                             "load ×2", "load ×4", "periodic", "closed-loop", "bursts"]
     pol = tomllib.loads(a.policy_file)
     assert pol["routes"] == [{"prefix": "default", "policy": r["policy"]}]
     assert pol["iw"]["policies"][r["policy"]] == r["policy_table"]
