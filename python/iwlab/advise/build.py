@@ -3,10 +3,14 @@
 The network is a dumbbell: `clients` client hosts (one group per population bucket) and as many
 servers, 1 ms access links each way, the bottleneck carrying the rest of the base RTT
 (RTT = 2 × (1 ms + bottleneck delay + 1 ms)); with an RTT range the client access delay is drawn
-per host. The profile's flows are Poisson arrivals (`poisson-flows`) at `load` of the bottleneck,
-their servers using the candidate's policy (`cand`). Background traffic runs between its own
-hosts: UDP at a share, N bulk TCP flows, or Poisson TCP flows with web-search sizes, all with IW 10
-(`bg`). With the harm constraint, half the load is flows of IW 3 (`others`, RFC 2415's
+per host. The profile's flows arrive as the profile's `arrivals` say, through the engine's one
+arrival model (the `short-flows` app's `arrivals`, docs/scenario-format.md): every client host is
+one source, the load (a share of the bottleneck, or flows/s) split evenly between them; sizes
+from a distribution use the `poisson-flows` app (Poisson only). Their servers use the
+candidate's policy (`cand`). Background traffic runs between its own hosts: UDP at a share, N
+long-lived TCP flows (`bulk`, as the studies' long-lived background; rate-limited by their
+sender's link when the profile says so), or Poisson TCP flows with web-search sizes, all with IW
+10 (`bg`). With the harm constraint, half the load is flows of IW 3 (`others`, RFC 2415's
 half-and-half); with the real-time constraint the bottleneck queue is sampled every 10 ms.
 """
 
@@ -17,7 +21,10 @@ from typing import Any
 from iwlab.advise.types import Candidate
 from iwlab.advise.profile import Profile, sizes_cdf
 
-__all__ = ["scenario_data", "FOREGROUND", "OTHERS", "SAMPLE_INTERVAL"]
+__all__ = ["scenario_data", "arrivals_table", "FOREGROUND", "OTHERS", "SAMPLE_INTERVAL", "BURST"]
+
+#: Flows per burst of `--arrivals bursts` (a page's objects fetched at once).
+BURST = 4
 
 FOREGROUND = "cand"
 OTHERS = "others"
@@ -41,6 +48,36 @@ def _size(p: Profile) -> Any:
     if p.sizes in ("websearch", "datamining"):
         return {"kind": "empirical", "builtin": p.sizes, "min": p.mss}
     return {"kind": "empirical", "points": sizes_cdf(p.sizes)}
+
+
+def arrivals_table(p: Profile, share: float, instances: int) -> tuple[dict[str, Any], Any]:
+    """The `arrivals` table of one source (one of `instances`) carrying `share` of the profile's
+    flows, and its `start` (periodic sources start at a uniform offset within their period, so
+    that sources are not in phase). Needs a fixed size (`Nseg`)."""
+    mean_bytes = int(p.sizes[:-3]) * p.mss
+    per_s = (p.flow_rate if p.flow_rate is not None else p.load * p.rate_bps / (8 * mean_bytes)) * share / instances
+    if p.arrivals == "poisson":
+        if p.flow_rate is not None:
+            return {"kind": "poisson", "rate": round(per_s, 12)}, "0s"
+        return {"kind": "poisson", "load": f"{p.load * share / instances * 100:.9g}%"}, "0s"
+    if p.arrivals == "periodic":
+        period = 1 / per_s
+        return {"kind": "periodic", "period": _ms(period)}, {"kind": "uniform", "lo": 0.0, "hi": period}
+    if p.arrivals == "closed-loop":
+        # The think time's mean is the period: the offered rate, less the flows' own durations.
+        return {"kind": "closed-loop", "think": {"kind": "exponential", "mean": 1 / per_s}}, "0s"
+    if p.arrivals == "bursts":
+        return {"kind": "bursts", "flows": BURST, "gap": {"kind": "exponential", "mean": BURST / per_s}}, "0s"
+    raise ValueError(f"arrivals = {p.arrivals!r} is not allowed")
+
+
+def check_arrivals(p: Profile) -> None:
+    """Sizes from a distribution arrive as Poisson only (`poisson-flows`); say so, naming the field."""
+    from iwlab.advise.profile import ProfileError
+
+    if not p.sizes.endswith("seg") and p.arrivals != "poisson":
+        raise ProfileError("arrivals", p.arrivals, f"poisson with sizes = {p.sizes!r} (other arrival processes need "
+                           "one response size, 'Nseg')")
 
 
 def tcp_table(p: Profile) -> dict[str, Any]:
@@ -78,26 +115,36 @@ def scenario_data(p: Profile, cand: Candidate, name: str = "advise") -> dict[str
     app_tcp: dict[str, Any] = dict(cand.tcp)
     harm = p.constraints.harm_pct is not None
     share = 0.5 if harm else 1.0
+    check_arrivals(p)
     for g in left:
         frac = g["count"] / sum(x["count"] for x in left)
         for who, policy in ((FOREGROUND, FOREGROUND), (OTHERS, "iw3")) if harm else ((FOREGROUND, FOREGROUND),):
-            app = {"kind": "poisson-flows", "name": f"{who}-{g['name']}", "clients": g["name"], "servers": "servers",
-                   "count": g["count"], "mapping": "modulo", "size": _size(p), "load": round(p.load * share * frac, 9),
-                   "request": "100B", "server_iw": policy, "client_iw": policy}
+            app = {"name": f"{who}-{g['name']}", "clients": g["name"], "servers": "servers",
+                   "count": g["count"], "mapping": "modulo", "request": "100B", "server_iw": policy, "client_iw": policy}
+            if p.sizes.endswith("seg"):
+                arr, start = arrivals_table(p, share * frac, g["count"])
+                app.update(kind="short-flows", response=p.sizes, arrivals=arr, start=start)
+            elif p.flow_rate is not None:
+                app.update(kind="poisson-flows", size=_size(p), rate=round(p.flow_rate * share * frac, 12))
+            else:
+                app.update(kind="poisson-flows", size=_size(p), load=round(p.load * share * frac, 9))
             tcp = dict(app_tcp) if who == FOREGROUND else {}
             if tcp:
                 app["tcp"] = tcp
             apps.append(app)
     bg = p.background
     if bg.kind != "none":
-        n = bg.flows if bg.kind == "tcp" else 1
+        n = bg.flows if bg.kind in ("tcp", "tcp-share") else 1
+        limit = bg.limit_bps if bg.kind == "tcp" else round(bg.share * p.rate_bps) if bg.kind == "tcp-share" else None
         left.append({"name": "bg-sinks", "count": n, "access": access})
-        right.append({"name": "bg-sources", "count": n, "access": access})
+        # A rate-limited long-lived flow: its sender's own link is the limit (bulk never runs dry).
+        right.append({"name": "bg-sources", "count": n,
+                      "access": {**access, "rate": f"{limit}bps"} if limit else access})
         common = {"clients": "bg-sinks", "servers": "bg-sources", "count": n, "server_iw": "bg", "client_iw": "bg"}
         if bg.kind == "udp":
             apps.append({"kind": "udp", "name": "background", "clients": "bg-sinks", "servers": "bg-sources",
                          "count": 1, "rate": f"{bg.share * 100:g}%", "payload": "1472B"})
-        elif bg.kind == "tcp":
+        elif bg.kind in ("tcp", "tcp-share"):
             apps.append({"kind": "bulk", "name": "background", **common, "mapping": "distinct"})
         else:
             apps.append({"kind": "poisson-flows", "name": "background", **common,

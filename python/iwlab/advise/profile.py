@@ -25,12 +25,15 @@ from typing import Any
 
 from iwlab.emulate.units import rate_bps, seconds, size_bytes
 
-__all__ = ["Profile", "ProfileError", "Background", "Bucket", "Objective", "Constraints", "SIZE_BUILTINS",
+__all__ = ["ARRIVALS", "Profile", "ProfileError", "Background", "Bucket", "Objective", "Constraints", "SIZE_BUILTINS",
            "OBJECTIVES"]
 
 OBJECTIVES = ("mean", "median", "p95", "p99")
 SIZE_BUILTINS = ("websearch", "datamining")
 TCP_FLAVOURS = ("linux", "reno")
+#: How the profile's flows arrive (the engine's one arrival model, docs/scenario-format.md):
+#: Poisson, one per period, one at a time after a think time, or page-like bursts.
+ARRIVALS = ("poisson", "periodic", "closed-loop", "bursts")
 
 
 class ProfileError(ValueError):
@@ -47,34 +50,61 @@ class ProfileError(ValueError):
 
 @dataclass(frozen=True)
 class Background:
-    """Other traffic on the bottleneck: none, UDP at a share, N long-lived TCP flows, or Poisson
-    TCP flows (web-search sizes) at a share of the bottleneck."""
+    """Other traffic on the bottleneck: none, UDP at a share, N long-lived TCP flows (bulk, never
+    running dry: `tcp:N`; each limited to a rate by its sender's link: `tcp:N@500kbps`; or one
+    taking a measured share of the bottleneck: `tcp-share:40%`), or Poisson TCP flows (web-search
+    sizes) at a share of the bottleneck."""
 
-    kind: str = "none"  # none | udp | tcp | poisson-tcp
+    kind: str = "none"  # none | udp | tcp | tcp-share | poisson-tcp
     share: float = 0.0
     flows: int = 0
+    limit_bps: int | None = None
 
     @classmethod
     def parse(cls, text: str, field: str = "background") -> Background:
         t = str(text).strip().lower()
-        allowed = "none, udp:P%, tcp:N or poisson-tcp:P% (0 < P <= 100, N >= 1)"
+        allowed = ("none, udp:P%, tcp:N (bulk), tcp:N@RATE (rate-limited), tcp-share:P% (one long-lived flow at a "
+                   "measured share) or poisson-tcp:P% (0 < P <= 100, N >= 1)")
         if t in ("", "none"):
             return cls()
         kind, _, arg = t.partition(":")
-        if kind in ("udp", "poisson-tcp"):
+        if kind in ("udp", "poisson-tcp", "tcp-share"):
             m = re.fullmatch(r"([0-9]*\.?[0-9]+)%", arg)
             if not m or not 0 < float(m.group(1)) <= 100:
                 raise ProfileError(field, text, allowed)
-            return cls(kind, float(m.group(1)) / 100)
+            return cls(kind, float(m.group(1)) / 100, 1 if kind == "tcp-share" else 0)
         if kind == "tcp":
-            if not arg.isdigit() or not 1 <= int(arg) <= 1000:
+            n, _, limit = arg.partition("@")
+            if not n.isdigit() or not 1 <= int(n) <= 1000:
                 raise ProfileError(field, text, allowed)
-            return cls("tcp", 0.0, int(arg))
+            bps = None
+            if limit:
+                try:
+                    bps = rate_bps(limit, field)
+                except (ValueError, TypeError):
+                    raise ProfileError(field, text, allowed) from None
+                if bps <= 0:
+                    raise ProfileError(field, text, allowed)
+            return cls("tcp", 0.0, int(n), bps)
         raise ProfileError(field, text, allowed)
 
     def label(self) -> str:
-        return {"none": "none", "udp": f"udp:{self.share:.0%}", "tcp": f"tcp:{self.flows}",
-                "poisson-tcp": f"poisson-tcp:{self.share:.0%}"}[self.kind]
+        lim = f"@{self.limit_bps / 1e3:g}kbps" if self.limit_bps else ""
+        return {"none": "none", "udp": f"udp:{self.share:.0%}", "tcp": f"tcp:{self.flows}{lim}",
+                "tcp-share": f"tcp-share:{self.share:.0%}", "poisson-tcp": f"poisson-tcp:{self.share:.0%}"}[self.kind]
+
+    def describe(self) -> str:
+        """In words, for the advice's workload line."""
+        if self.kind == "tcp":
+            each = f" each limited to {self.limit_bps / 1e3:g} kb/s" if self.limit_bps else " (bulk, never running dry)"
+            return f"{self.flows} long-lived TCP flow{'s' if self.flows > 1 else ''}{each}"
+        if self.kind == "tcp-share":
+            return f"one long-lived TCP flow at a measured {self.share * 100:g} % of the bottleneck"
+        if self.kind == "udp":
+            return f"UDP at {self.share * 100:g} %"
+        if self.kind == "poisson-tcp":
+            return f"Poisson TCP flows (web-search sizes) at {self.share * 100:g} %"
+        return "none"
 
 
 @dataclass(frozen=True)
@@ -125,7 +155,9 @@ class Profile:
     background: Background = Background()
     loss: float = 0.0
     sizes: str = "10seg"  # "Nseg", a builtin, or a CSV file (sizes, or value,cdf lines)
-    load: float = 0.1  # the flows' share of the bottleneck
+    load: float = 0.1  # the flows' share of the bottleneck (when `flow_rate` is None)
+    flow_rate: float | None = None  # or the flows' arrival rate, flows/s over all clients
+    arrivals: str = "poisson"
     tcp: str = "linux"
     clients: int = 8
     duration_s: float = 30.0
@@ -146,12 +178,25 @@ class Profile:
             return int(v)
         return max(1, int(round(v * self.rate_bps / (8 * 1500))))
 
-    def scaled(self, rtt: float = 1.0, buffer: float = 1.0) -> Profile:
-        """The same profile with the RTT and the buffer multiplied (the sensitivity check)."""
+    def scaled(self, rtt: float = 1.0, buffer: float = 1.0, load: float = 1.0, arrivals: str | None = None) -> Profile:
+        """The same profile with the RTT, the buffer and the load multiplied, or another arrival
+        process (the sensitivity check). A scaled share of the bottleneck stays at most 95 %."""
         v, unit = self.buffer
         nb = (max(1, int(round(v * buffer))), unit) if unit == "pkt" else (v * buffer, unit)
         return replace(self, rtt_s=self.rtt_s * rtt, rtt_hi_s=None if self.rtt_hi_s is None else self.rtt_hi_s * rtt,
-                       buffer=nb)
+                       buffer=nb, load=min(0.95, self.load * load),
+                       flow_rate=None if self.flow_rate is None else self.flow_rate * load,
+                       arrivals=arrivals or self.arrivals)
+
+    def load_label(self) -> str:
+        return f"{self.flow_rate:g} flows/s" if self.flow_rate is not None else f"{self.load * 100:g} % load"
+
+    def workload_label(self) -> str:
+        """The path and workload in one line, as the advice's region names them."""
+        d = self.describe()
+        return (f"{self.rate_bps / 1e6:g} Mb/s, RTT {d['rtt']}, buffer {self.buffer_packets()} pkt, "
+                f"{self.sizes} responses, {self.arrivals} arrivals at {self.load_label()}, background "
+                f"{self.background.describe()}")
 
     def describe(self) -> dict[str, Any]:
         v, unit = self.buffer
@@ -163,7 +208,8 @@ class Profile:
             "background": self.background.label(),
             "loss": self.loss,
             "sizes": self.sizes,
-            "load": self.load,
+            "load": self.load if self.flow_rate is None else f"{self.flow_rate:g}/s",
+            "arrivals": self.arrivals,
             "tcp": self.tcp,
             "clients": self.clients,
             "duration": self.duration_s,
@@ -209,7 +255,7 @@ class Profile:
         return _apply(cls(source=str(path)), flat, str(path), text, paths)
 
 
-_KEYS = ("rate", "rtt", "buffer", "background", "loss", "sizes", "load", "tcp", "clients", "duration", "warmup",
+_KEYS = ("rate", "rtt", "buffer", "background", "loss", "sizes", "load", "arrivals", "tcp", "clients", "duration", "warmup",
          "objective", "min_size", "max_size", "max_retransmit_pp", "max_harm_pct", "max_voip_ms", "population")
 
 
@@ -269,10 +315,21 @@ def _apply(p: Profile, flags: dict[str, Any], source: str | None, text: str | No
             elif key == "sizes":
                 ch["sizes"] = _sizes(value, source)
             elif key == "load":
-                v = _share(value)
-                if not 0 < v <= 1:
+                m = re.fullmatch(r"\s*([0-9]*\.?[0-9]+(?:e[+-]?[0-9]+)?)\s*(?:flows)?\s*/\s*s\s*", str(value))
+                if m:
+                    v = float(m.group(1))
+                    if not 0 < v <= 1e6:
+                        raise ValueError
+                    ch["flow_rate"] = v
+                else:
+                    v = _share(value)
+                    if not 0 < v <= 1:
+                        raise ValueError
+                    ch["load"], ch["flow_rate"] = v, None
+            elif key == "arrivals":
+                if value not in ARRIVALS:
                     raise ValueError
-                ch["load"] = v
+                ch["arrivals"] = value
             elif key == "tcp":
                 if value not in TCP_FLAVOURS:
                     raise ValueError
@@ -319,10 +376,11 @@ _ALLOWED = {
     "rtt": "a time > 4 ms (the access links take 4 ms) ('100ms'), or a range LO-HI ('50ms-300ms') or "
            "{ kind = \"uniform\", lo, hi }",
     "buffer": "packets ('25pkt') or a time ('50ms') > 0",
-    "background": "none, udp:P%, tcp:N or poisson-tcp:P%",
+    "background": "none, udp:P%, tcp:N, tcp:N@RATE, tcp-share:P% or poisson-tcp:P%",
     "loss": "a probability 0 <= p < 1 (0.01 or '1%')",
     "sizes": f"'Nseg' (N >= 1), one of {list(SIZE_BUILTINS)}, or a CSV file of sizes or of value,cdf lines",
-    "load": "a share of the bottleneck 0 < load <= 1 ('10%' or 0.1)",
+    "load": "a share of the bottleneck 0 < load <= 1 ('10%' or 0.1) or flows per second ('2/s', '0.5flows/s')",
+    "arrivals": f"one of {list(ARRIVALS)}",
     "tcp": f"one of {list(TCP_FLAVOURS)}",
     "clients": "an integer 1…1000",
     "duration": "a time > 0 ('30s'), at most 1 h",

@@ -91,7 +91,7 @@ def html_report(a: Advice) -> str:
             "runs": f"{len(a.runs)} in {a.seconds:.1f} s (budget {a.budget})",
         })
     else:
-        head = html.kv_table({"recommended": "nothing", "stopped": f"{a.stop_reason}: {a.stop_detail}",
+        head = html.kv_table({"recommendation": f"none ({a.stop_reason})", "stopped": f"{a.stop_reason}: {a.stop_detail}",
                               "runs": f"{len(a.runs)} in {a.seconds:.1f} s (budget {a.budget})"})
     prof = html.kv_table({k: v for k, v in a.profile.describe().items()})
     cols = [c for c in a.candidates.columns if c != "kind"]
@@ -100,7 +100,7 @@ def html_report(a: Advice) -> str:
         table[c] = (table[c] * 1e3).round(2)
     table = table.rename(columns={"value": "value (ms)", "ci_low": "CI low (ms)", "ci_high": "CI high (ms)"})
     blocks = [
-        html.section("Recommendation", head, *(html.note(n) for n in a.notes)),
+        html.section("Recommendation", *(html.para(x) for x in a.headline()), head, *(html.note(n) for n in a.notes)),
         html.section("Profile", prof),
         html.section("Candidates", html.figure(pareto_png(a), "Completion time vs retransmission rate; the "
                                                "dashed line joins the Pareto front.", "Pareto figure"),

@@ -26,7 +26,7 @@ import numpy as np
 from iwlab.advise.types import INSUFFICIENT, MIN_FLOWS_PER_RUN, SIMPLICITY, Candidate
 from iwlab.advise.evaluate import EvalSpec, sweep_module, evaluate
 
-__all__ = ["Budget", "Runner", "race", "RaceState", "t_interval"]
+__all__ = ["flows_per_run", "flows_needed", "Budget", "Margin", "Runner", "race", "RaceState", "t_interval", "preference"]
 
 CONFIDENCE = 0.95
 #: A candidate may complete at most this fraction fewer of the profile's flows than the best-completing one.
@@ -65,6 +65,56 @@ class Budget:
         if self.seconds is not None:
             return f"{self.seconds:g} s"
         return "unlimited"
+
+
+@dataclass(frozen=True)
+class Margin:
+    """`--margin`: the practical-equivalence margin. Two candidates whose objectives differ by less
+    than it are equal (whatever the CI says); a difference is significant only when the whole 95 %
+    CI of the paired difference lies beyond it. A share of the best candidate's objective ('2%',
+    at least `floor` seconds) or a time ('5ms')."""
+
+    share: float | None = 0.02
+    seconds: float | None = None
+    floor: float = 0.001
+
+    @classmethod
+    def parse(cls, text: str | float | None) -> Margin:
+        if text is None:
+            return cls()
+        t = str(text).strip().lower()
+        allowed = "a share of the objective ('2%', 0 <= share < 100 %) or a time ('5ms', '0.01s', >= 0)"
+        m = re.fullmatch(r"([0-9]*\.?[0-9]+)\s*%", t)
+        if m and float(m.group(1)) < 100:
+            return cls(share=float(m.group(1)) / 100)
+        m = re.fullmatch(r"([0-9]*\.?[0-9]+)\s*(us|ms|s)", t)
+        if m:
+            k = {"us": 1e-6, "ms": 1e-3, "s": 1.0}[m.group(2)]
+            return cls(share=None, seconds=float(m.group(1)) * k)
+        raise ValueError(f"margin = {text!r} is not allowed; expected {allowed}")
+
+    def of(self, best: float) -> float:
+        """The margin in seconds when the best candidate's objective is `best` seconds."""
+        if self.seconds is not None:
+            return self.seconds
+        v = self.share * best if np.isfinite(best) else 0.0
+        return max(v, self.floor)
+
+    def label(self) -> str:
+        if self.seconds is not None:
+            return f"{self.seconds * 1e3:g} ms"
+        return f"{self.share * 100:g} % of the objective, at least {self.floor * 1e3:g} ms"
+
+
+def preference(c: Candidate) -> tuple[Any, ...]:
+    """Among candidates equal within the margin (or not told apart): the simplest deployment
+    wins (a fixed route IW, then a per-size IW, then a paced first flight, then an adaptive
+    policy), then the IW nearest today's default (IW 10, RFC 6928), then the name."""
+    return (SIMPLICITY.get(c.deploy, 9), abs(c.iw_segments - DEFAULT_IW), c.name)
+
+
+#: Today's default initial window (RFC 6928; Linux since 2.6.39).
+DEFAULT_IW = 10
 
 
 def t_interval(x: np.ndarray, confidence: float = CONFIDENCE) -> tuple[float, float, float]:
@@ -151,6 +201,11 @@ class RaceState:
     #: their reference, but no longer as a contender)
     reference_worse: bool = False
     best: str = ""
+    #: the margin (seconds) at the last decision; the candidates the recommendation was chosen from
+    margin_s: float = 0.0
+    eligible: list[str] = field(default_factory=list)
+    #: candidates over a constraint's limit at their last look (never recommended)
+    infeasible: set[str] = field(default_factory=set)
     runs: int = 0
     seconds: float = 0.0
 
@@ -182,25 +237,26 @@ def _paired(a: dict[int, float], b: dict[int, float]) -> np.ndarray:
 def race(candidates: Sequence[Candidate], make_task: Callable[[Candidate, int], Any], spec: EvalSpec,
          objective: str, constraint_checks: Sequence[tuple[str, str, float, Callable[[dict[str, Any], dict[str, Any]], float]]],
          baseline: str | None, budget: Budget, runner: Runner, n0: int = 3, max_seeds: int = 24,
-         progress: bool = True) -> RaceState:
+         progress: bool = True, margin: Margin = Margin()) -> RaceState:
     """Races `candidates` on `objective` (a column of the per-run figures, lower is better).
 
     `constraint_checks` are (name, column, limit, f(run, baseline_run) → excess over the baseline);
     a candidate whose excess has a CI entirely above the limit is dropped; the best is chosen among
     candidates whose mean excess is within the limit. `baseline` (IW 3) is run with every seed any
-    candidate gets, and never dropped while constraints need it."""
-    from tqdm import tqdm
+    candidate gets, and never dropped while constraints need it.
+
+    `margin` (practical equivalence): a candidate leaves as worse only when the CI of its paired
+    difference to the best lies wholly above the margin, and as equal when that CI lies wholly
+    within ±margin. At the end the recommendation is the most preferred (`preference`) of the
+    best and every candidate not shown worse than it by more than the margin."""
+    from iwlab.advise.progress import Progress
 
     names = [c.name for c in candidates]
     by_name = {c.name: c for c in candidates}
-    # Ties in the mean go to the simplest deployment (a route before a per-flow program before a
-    # watcher; unpaced before paced), then to the smaller IW the profile's flows actually got.
+    # Ties in the mean (and identical twins) go to the simplest deployment, then the IW nearest
+    # today's default (`preference`).
     def modesty(n: str) -> tuple[Any, ...]:
-        return (SIMPLICITY.get(by_name[n].deploy, 9), _iw_got(st, by_name[n]), n)
-
-    # "Not separated" goes to the most conservative: the smaller IW the flows got, then simplest.
-    def caution(n: str) -> tuple[Any, ...]:
-        return (_iw_got(st, by_name[n]), SIMPLICITY.get(by_name[n].deploy, 9), n)
+        return preference(by_name[n])
 
     st = RaceState(status={n: "racing" for n in names})
     have: dict[str, int] = {n: 0 for n in names}
@@ -208,7 +264,7 @@ def race(candidates: Sequence[Candidate], make_task: Callable[[Candidate, int], 
     t0 = time.perf_counter()
     per_run = None  # seconds of wall time per run, measured
     target = n0
-    bar = tqdm(total=0, desc="advise", unit="run", disable=not progress, dynamic_ncols=True)
+    bar = Progress(progress, "advise")
     try:
         for rnd in range(64):
             active = [n for n in names if st.status[n] == "racing"]
@@ -252,9 +308,7 @@ def race(candidates: Sequence[Candidate], make_task: Callable[[Candidate, int], 
             active = keep
             rivals = _ranked(st, active, objective)[:2] if rnd else []
             what = f"{rivals[0]} vs {rivals[1]}" if len(rivals) == 2 else "first look"
-            bar.set_description(f"round {rnd + 1}: {len(active)} candidates, {target} seeds; deciding {what}")
-            bar.total += len(tasks)
-            bar.refresh()
+            bar.round(f"round {rnd + 1}: {len(active)} candidates, {target} seeds; deciding {what}", len(tasks))
             r0 = time.perf_counter()
             runs = [make_task(by_name[n], s) for n, s in tasks]
             for res in runner.map(runs, spec):
@@ -265,7 +319,7 @@ def race(candidates: Sequence[Candidate], make_task: Callable[[Candidate, int], 
             per_run = wall / len(tasks)
             for n in need:
                 have[n] = target
-            dropped = _eliminate(st, active, objective, constraint_checks, baseline, rnd, modesty)
+            dropped = _eliminate(st, active, objective, constraint_checks, baseline, rnd, modesty, margin)
             st.rounds.append({"round": rnd + 1, "seeds": target, "candidates": len(active), "runs": len(tasks),
                               "seconds": wall, "best": st.best, "dropped": ", ".join(dropped),
                               "halved": ", ".join(halved)})
@@ -290,24 +344,8 @@ def race(candidates: Sequence[Candidate], make_task: Callable[[Candidate, int], 
         bar.close()
     if not st.stop_detail and st.stop_reason == "separated":
         st.stop_detail = f"{st.best} is separated from every other candidate"
-    if st.stop_reason not in ("separated", INSUFFICIENT) and st.best:
-        # Not separated: among the candidates tied with the best on the objective, the most
-        # conservative one (no evidence that more aggression helps).
-        tied = [n for n in names if st.status[n] == "racing" and (n == st.best or st.open.get(n, "").startswith("tied"))]
-        # A candidate halving set aside was never shown worse: if it is still tied with the best
-        # on the seeds it ran, it stays eligible — else the answer would change with the budget.
-        mat = _matrix(st.rows, names, objective)
-        for n in names:
-            if st.status[n].startswith("dropped by successive halving"):
-                _m, lo, _hi = t_interval(_paired(mat[n], mat[st.best]))
-                if not (np.isfinite(lo) and lo > 0):
-                    tied.append(n)
-        pick = min(tied, key=caution)
-        if pick != st.best:
-            st.stop_detail += (f"; recommending the most conservative of the tied candidates, {pick} "
-                               f"(lowest mean: {st.best})")
-            st.open[st.best] = f"lowest mean, tied with {pick}"
-            st.best = pick
+    if st.stop_reason != INSUFFICIENT and st.best:
+        _choose(st, names, by_name, objective, margin)
     st.seconds = time.perf_counter() - t0
     return st
 
@@ -333,7 +371,7 @@ def _ranked(st: RaceState, names: Sequence[str], col: str) -> list[str]:
 
 
 def _eliminate(st: RaceState, active: list[str], objective: str, checks: Sequence[Any], baseline: str | None,
-               rnd: int, modesty: Callable[[str], tuple[Any, ...]]) -> list[str]:
+               rnd: int, modesty: Callable[[str], tuple[Any, ...]], margin: Margin = Margin()) -> list[str]:
     by_seed: dict[str, dict[int, dict[str, Any]]] = {}
     for r in st.rows:
         by_seed.setdefault(r["candidate"], {})[r["seed"]] = r
@@ -383,6 +421,10 @@ def _eliminate(st: RaceState, active: list[str], objective: str, checks: Sequenc
     pool = feasible or ([baseline] if baseline in alive else alive)
     means = _means(st, pool, objective)
     st.best = min(pool, key=lambda n: (means[n], modesty(n)))
+    for n in active:
+        (st.infeasible.discard if n in feasible else st.infeasible.add)(n)
+    mg = margin.of(means[st.best])
+    st.margin_s = mg
     mat = _matrix(st.rows, alive, objective)
     same = _twins(st, alive, objective, modesty, keep=st.best)
     st.reference_worse = False
@@ -395,18 +437,18 @@ def _eliminate(st: RaceState, active: list[str], objective: str, checks: Sequenc
             m, lo, hi = t_interval(d)
             st.reference_worse = bool(np.isfinite(lo) and lo > 0)
             if st.reference_worse:
-                st.open[n] = (f"worse than {st.best}: +{m:.4g} s (95 % CI {lo:.4g}…{hi:.4g}); still run as the "
-                              "constraints' reference")
+                st.open[n] = f"worse than {st.best}: {_pm(m, lo, hi)}; still run as the constraints' reference"
             continue
         twin = same.get(n)
         if twin is not None:
             st.status[n] = f"identical to {twin} on every seed"
         else:
             m, lo, hi = t_interval(d)
-            st.open.setdefault(n, f"tied with {st.best}: difference {m * 1e3:+.1f} ms (95 % CI {lo * 1e3:+.1f}…"
-                                  f"{hi * 1e3:+.1f} ms)")
-            if np.isfinite(lo) and lo > 0:
-                st.status[n] = f"worse than {st.best}: +{m:.4g} s (95 % CI {lo:.4g}…{hi:.4g})"
+            st.open.setdefault(n, f"tied with {st.best}: {_pm(m, lo, hi)}")
+            if np.isfinite(lo) and lo > mg:
+                st.status[n] = f"worse than {st.best}: {_pm(m, lo, hi)}, beyond the margin ±{mg * 1e3:.1f} ms"
+            elif np.isfinite(lo) and np.isfinite(hi) and -mg <= lo and hi <= mg:
+                st.status[n] = f"equal to {st.best} within the margin ±{mg * 1e3:.1f} ms: {_pm(m, lo, hi)}"
             elif np.isinf(m) and m > 0:
                 st.status[n] = "completes no flow in the objective's range"
             else:
@@ -414,6 +456,46 @@ def _eliminate(st: RaceState, active: list[str], objective: str, checks: Sequenc
         st.dropped_in[n] = rnd + 1
         dropped.append(n)
     return dropped
+
+
+def _pm(m: float, lo: float, hi: float) -> str:
+    """A difference in ms with its CI as ±: '+12.3 ms ±4.5'."""
+    if not np.isfinite(lo):
+        return f"{m * 1e3:+.1f} ms"
+    return f"{m * 1e3:+.1f} ms ±{(hi - lo) / 2 * 1e3:.1f}"
+
+
+def _choose(st: RaceState, names: Sequence[str], by_name: dict[str, Candidate], objective: str,
+            margin: Margin) -> None:
+    """The recommendation: of the best (lowest mean) and every candidate not shown worse than it
+    by more than the margin — equal within it, or not told apart — the most preferred
+    (`preference`). No evidence that a difference matters leaves the simplest deployment nearest
+    today's default; the lowest mean alone does not decide."""
+    mat = _matrix(st.rows, names, objective)
+    means = _means(st, names, objective)
+    best = st.best
+    mg = margin.of(means[best])
+    st.margin_s = mg
+    eligible = [best]
+    for n in names:
+        if n == best or n in st.infeasible:
+            continue
+        s = st.status[n]
+        if not (s == "racing" or s.startswith("equal to") or s.startswith("dropped by successive halving")):
+            continue
+        _m, lo, _hi = t_interval(_paired(mat[n], mat[best]))
+        if not (np.isfinite(lo) and lo > mg) and not (np.isinf(_m) and _m > 0):
+            eligible.append(n)
+    pick = min(eligible, key=lambda n: preference(by_name[n]))
+    st.eligible = eligible
+    if pick != best:
+        st.stop_detail += (f"; {pick} is recommended over {best} (lowest mean, {_pm(*t_interval(_paired(mat[pick], mat[best])))} "
+                           f"difference): not worse beyond the margin ±{mg * 1e3:.1f} ms and simpler to deploy or "
+                           "nearer today's IW 10")
+        st.open[best] = f"lowest mean; {pick} is not worse beyond the margin"
+        if st.status[pick] != "racing":
+            st.status[pick] = "racing"
+        st.best = pick
 
 
 def _twins(st: RaceState, alive: Sequence[str], col: str, modesty: Callable[[str], tuple[Any, ...]],
@@ -441,14 +523,25 @@ def _iw_got(st: RaceState, c: Candidate) -> float:
     return float(np.mean(v)) if v else float(c.iw_segments)
 
 
+def flows_per_run(st: RaceState) -> float:
+    """The mean number of the profile's flows per run in the objective's size range."""
+    flows = [r["flows"] for r in st.rows if "flows" in r]
+    return float(np.mean(flows)) if flows else math.inf
+
+
+def flows_needed(col: str) -> int:
+    """Flows per run in the objective's range that a run's statistic needs: 30 for a mean or a
+    median; a tail needs at least 5 flows beyond its quantile (p95: 100, p99: 500)."""
+    return {"p95": 100, "p99": 500}.get(col.rsplit("_", 1)[-1], MIN_FLOWS_PER_RUN)
+
+
 def _insufficient(st: RaceState, col: str) -> str:
     """Why the runs so far cannot carry advice ('' if they can): too few flows per run in the
     objective's range, or an objective that is infinite or undefined for every candidate."""
-    flows = [r["flows"] for r in st.rows if "flows" in r]
-    per_run = float(np.mean(flows)) if flows else math.inf
-    if per_run < MIN_FLOWS_PER_RUN:
-        return (f"{per_run:.1f} flows per run in the objective's range (at least {MIN_FLOWS_PER_RUN} needed): "
-                "lengthen --duration, raise --load or widen --min-size/--max-size")
+    per_run = flows_per_run(st)
+    need = flows_needed(col)
+    if per_run < need:
+        return (f"{per_run:.1f} flows per run in the objective's range (at least {need} needed for {col})")
     vals = np.array([r.get(col, np.nan) for r in st.rows], dtype=float)
     if not np.isfinite(vals).any():
         return (f"the objective ({col}) is undefined in every run: no flow in its range finished; "

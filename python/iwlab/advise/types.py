@@ -30,9 +30,9 @@ DEPLOY = {
     "watch": "iwlab watch (adaptive, per destination)",
 }
 
-#: Simplicity of a deployment, for ties between identical results: a route before a per-flow
-#: program before an adaptive watcher; unpaced before paced.
-SIMPLICITY = {"route": 0, "flow-iw": 1, "watch": 2, "paced": 3}
+#: Simplicity of a deployment, for candidates equal within the margin: a fixed route IW, then a
+#: per-size IW (a per-flow program), then a paced first flight, then an adaptive watcher.
+SIMPLICITY = {"route": 0, "flow-iw": 1, "paced": 2, "watch": 3}
 
 #: Fewer flows than this per run in the objective's range: the means are noise, no advice.
 MIN_FLOWS_PER_RUN = 30
@@ -45,7 +45,8 @@ LIMITS = (
     "sensitivity check",
     "a flow still open at the run's end counts with its time censored there (a lower bound); the completed "
     "fraction is a constraint (at most 2 pp below the best-completing candidate)",
-    "candidates tied within the CI are separated by conservatism (the smaller IW the flows got), not by evidence",
+    "candidates equal within the margin, or not told apart, are separated by simplicity of deployment and "
+    "nearness to IW 10, not by evidence",
 )
 
 
@@ -107,8 +108,15 @@ class AdviceRecord:
     #: `--verify`: the leading candidates on real Linux TCP beside the simulator (verify.py)
     verify: pd.DataFrame | None = None
     verify_detail: str = ""
+    #: what the verification did to the advice ('' unless it ran; 'reversed: …' changes the headline)
+    verify_verdict: str = ""
     #: the candidates raced (to re-run any of them, e.g. `--verify`)
     pool: list[Candidate] = field(default_factory=list)
+    #: the practical-equivalence margin (seconds) the decision used, and its rule
+    margin_s: float = 0.0
+    margin_rule: str = ""
+    #: where the recommendation holds (the sensitivity's region), one line
+    region: str = ""
 
     def to_dict(self) -> dict[str, Any]:
         def clean(v: Any) -> Any:
@@ -124,7 +132,11 @@ class AdviceRecord:
 
         return clean({
             "recommended": self.recommended,
+            "headline": self.headline(),
             "objective": self.objective,
+            "margin_s": self.margin_s,
+            "margin_rule": self.margin_rule,
+            "region": self.region,
             "profile": self.profile.describe(),
             "candidates": self.candidates.to_dict("records"),
             "sensitivity": self.sensitivity.to_dict("records"),
@@ -138,45 +150,79 @@ class AdviceRecord:
             "ip_route": self.ip_route,
             "notes": self.notes,
             "refused": self.refused,
-            "verify": None if self.verify is None else {"detail": self.verify_detail,
-                                                         "candidates": self.verify.to_dict("records")},
+            "verify": None if self.verify is None else {"detail": self.verify_detail, "verdict": self.verify_verdict,
+                                                         "variants": self.verify.to_dict("records")},
             "limits": LIMITS,
         })
 
     def to_json(self) -> str:
         return json.dumps(self.to_dict(), indent=2, default=str)
 
-    def summary(self) -> str:
+    def headline(self) -> list[str]:
+        """The first three lines: the recommendation (or that there is none), its margin over the
+        runner-up, and the workload region where it holds."""
         r = self.recommended
+        t = self.candidates
         if not r:
-            lines = [f"no recommendation: {self.stop_reason} — {self.stop_detail}",
-                     f"{len(self.runs)} runs in {self.seconds:.1f} s (budget {self.budget})", ""]
+            low = t[t["status"].astype(str).str.startswith("lowest mean")]
+            first = f"NO recommendation ({self.stop_reason}): {self.stop_detail}"
+            second = (f"lowest mean, not recommended: {low.iloc[0]['candidate']} "
+                      f"({low.iloc[0]['value'] * 1e3:.1f} ms ±{_half(low.iloc[0]) * 1e3:.1f})" if len(low)
+                      else "no candidate is recommended")
+            return [first, second, f"workload: {self.profile.workload_label()}"]
+        pre = f"[verify {self.verify_verdict}] " if self.verify_verdict.startswith("reversed") else ""
+        first = (f"{pre}recommended: {r['candidate']} (IW {r['iw_segments']}{', paced' if r['tcp'] else ''}, "
+                 f"{DEPLOY[r['deploy']]}): {self.objective} {r['value'] * 1e3:.1f} ms "
+                 f"±{(r['ci_high'] - r['ci_low']) / 2 * 1e3:.1f} (95 % CI, {r['seeds']} seeds)")
+        others = t[(t["candidate"] != r["candidate"]) & ~t["status"].astype(str).str.startswith("identical")]
+        others = others[np.isfinite(others["value"].to_numpy(dtype=float))]
+        if len(others):
+            ru = others.sort_values("value").iloc[0]
+            d, h = float(ru["vs_recommended"]), float(ru.get("vs_recommended_pm", float("nan")))
+            m = self.margin_s
+            if np.isfinite(h) and d - h > m:
+                verdict = f"better beyond the margin ±{m * 1e3:.1f} ms"
+            elif np.isfinite(h) and abs(d) + h <= m:
+                verdict = f"equal within the margin ±{m * 1e3:.1f} ms; chosen as the simpler deployment nearer IW 10"
+            elif d < 0:
+                verdict = (f"the runner-up's mean is lower but not beyond the margin ±{m * 1e3:.1f} ms with its CI; "
+                           "chosen as the simpler deployment nearer IW 10")
+            else:
+                verdict = f"not told apart at this precision (margin ±{m * 1e3:.1f} ms)"
+            second = (f"runner-up {ru['candidate']}: {d * 1e3:+.1f} ms ±{h * 1e3:.1f} against it — {verdict}")
         else:
-            lines = [f"recommended: {r['candidate']} (IW {r['iw_segments']} segments"
-                     f"{', paced' if r['tcp'] else ''}; flows got {r['iw_segments_got']:.1f}; deploys via "
-                     f"{DEPLOY[r['deploy']]}): {self.objective} = {r['value'] * 1e3:.1f} ms "
-                     f"(95 % CI {r['ci_low'] * 1e3:.1f}…{r['ci_high'] * 1e3:.1f} ms), completed "
-                     f"{r['completed'] * 100:.1f} %, retransmissions {r['retransmit_rate'] * 100:.2f} %, {r['seeds']} seeds",
-                     f"stopped: {self.stop_reason} — {self.stop_detail}",
-                     f"{len(self.runs)} runs in {self.seconds:.1f} s (budget {self.budget})", ""]
-        cols = ["candidate", "deploy", "iw_got", "seeds", "value_ms", "ci_ms", "vs_rec_ms", "completed_pct",
-                "retransmit_pct", "pareto", "status"]
-        t = self.candidates.assign(
-            value_ms=(self.candidates["value"] * 1e3).round(1),
-            ci_ms=[f"{a * 1e3:.1f}…{b * 1e3:.1f}" if np.isfinite(a) else "-" for a, b in
-                   zip(self.candidates["ci_low"], self.candidates["ci_high"])],
-            vs_rec_ms=(self.candidates["vs_recommended"] * 1e3).round(1),
-            completed_pct=(self.candidates["completed"] * 100).round(1),
-            iw_got=self.candidates["iw_got"].round(1),
-            retransmit_pct=(self.candidates["retransmit_rate"] * 100).round(2))
-        lines.append(t[cols].to_string(index=False))
+            second = "no runner-up"
+        return [first, second, self.region]
+
+    def summary(self) -> str:
+        lines = self.headline()
+        lines += [f"stopped: {self.stop_reason} — {self.stop_detail}",
+                  f"{len(self.runs)} runs in {self.seconds:.1f} s (budget {self.budget}); margin "
+                  f"±{self.margin_s * 1e3:.1f} ms ({self.margin_rule})", ""]
+        t = self.candidates
+        rec = self.recommended.get("candidate")
+        lines.append(f"candidates (times in ms, ± is the 95 % CI half-width; vs {rec or 'the lowest mean'} "
+                     "paired over common seeds):")
+        tab = pd.DataFrame({
+            "candidate": t["candidate"], "deploy": t["deploy"], "iw_got": t["iw_got"].round(1), "seeds": t["seeds"],
+            "mean": (t["value"] * 1e3).round(1),
+            "±": [round(_half(row) * 1e3, 1) for _, row in t.iterrows()],
+            "vs": (t["vs_recommended"] * 1e3).round(1),
+            "vs ±": (t.get("vs_recommended_pm", pd.Series([np.nan] * len(t))) * 1e3).round(1),
+            "completed %": (t["completed"] * 100).round(1),
+            "retransmit %": (t["retransmit_rate"] * 100).round(2),
+            "status": t["status"]})
+        lines.append(tab.to_string(index=False))
         if len(self.sensitivity):
-            lines += ["", "sensitivity (best of the leading candidates when the profile changes):"]
-            lines.append(self.sensitivity[["variant", "best", "same", "significant", "detail"]].to_string(index=False))
+            lines += ["", "sensitivity (times in ms; best of the leading candidates when the profile changes):"]
+            cols = [c for c in ("dimension", "variant", "best", "same", "significant", "detail")
+                    if c in self.sensitivity.columns]
+            lines.append(self.sensitivity[cols].to_string(index=False))
         if self.verify is not None:
             lines += ["", f"verify on Linux TCP (iwlab emulate): {self.verify_detail}"]
             if len(self.verify):
                 lines.append(self.verify.to_string(index=False))
+        r = self.recommended
         if self.policy_file:
             lines += ["", f"policy file ({r['deploy_command']}):", self.policy_file.rstrip()]
         if self.ip_route:
@@ -184,3 +230,9 @@ class AdviceRecord:
         lines += [f"note: {n}" for n in self.notes]
         lines += ["", "limits:"] + [f"- {x}" for x in LIMITS]
         return "\n".join(lines)
+
+
+def _half(row: Any) -> float:
+    """Half the width of a table row's 95 % CI (seconds; NaN without one)."""
+    lo, hi = float(row["ci_low"]), float(row["ci_high"])
+    return (hi - lo) / 2 if np.isfinite(lo) and np.isfinite(hi) else float("nan")

@@ -32,11 +32,16 @@ def advise(
     rtt: Annotated[Optional[str], typer.Option(help="Base RTT (100ms) or a range LO-HI (50ms-300ms).")] = None,
     buffer: Annotated[Optional[str], typer.Option(help="Bottleneck buffer: packets (25pkt) or time (50ms).")] = None,
     background: Annotated[Optional[str], typer.Option(
-        help="none | udp:60% | tcp:N (long-lived flows) | poisson-tcp:60%.")] = None,
+        help="none | udp:60% | tcp:N (long-lived bulk flows) | tcp:N@500kbps (rate-limited) | tcp-share:40% (one "
+             "long-lived flow at a measured share) | poisson-tcp:60%.")] = None,
     loss: Annotated[Optional[str], typer.Option(help="Random loss probability (0.01 or 1%).")] = None,
     sizes: Annotated[Optional[str], typer.Option(
         help="Flow sizes: Nseg | websearch | datamining | FILE.csv (sizes, or value,cdf lines).")] = None,
-    load: Annotated[Optional[str], typer.Option(help="The flows' share of the bottleneck (10%).")] = None,
+    load: Annotated[Optional[str], typer.Option(
+        help="The flows' load: a share of the bottleneck (10%) or flows per second (2/s) [10%].")] = None,
+    arrivals: Annotated[Optional[str], typer.Option(
+        help="How the flows arrive: poisson | periodic | closed-loop (one at a time per client, exponential think "
+             "time) | bursts (4 at once) [poisson].")] = None,
     tcp: Annotated[Optional[str], typer.Option(
         help="TCP flavour: linux (tcp.profile = linux: CUBIC, HyStart, SACK, RACK-TLP, PRR, quick-ACK, min RTO 200 ms, "
              "MSS 1448, timestamps) or reno (RFC defaults: NewReno, no SACK, min RTO 1 s, MSS 1460).")] = None,
@@ -54,6 +59,10 @@ def advise(
     candidates: Annotated[Optional[list[str]], typer.Option(
         "--candidates", "-c", help="KIND[:ARGS], repeatable (default: all kinds).")] = None,
     budget: Annotated[str, typer.Option(help="Runs (200runs) or wall time (120s).")] = "120s",
+    margin: Annotated[Optional[str], typer.Option(
+        help="Practical-equivalence margin: a share of the objective (2%, at least 1 ms) or a time (5ms); "
+             "smaller differences are no differences, and among equals the simplest deployment nearest IW 10 "
+             "wins.")] = None,
     seeds: Annotated[int, typer.Option(help="Seeds per candidate in the first round.", min=2)] = 3,
     max_seeds: Annotated[int, typer.Option(help="At most this many seeds per candidate.", min=2)] = 24,
     jobs: Annotated[Optional[int], typer.Option("--jobs", "-j", help="Local worker processes [all cores].",
@@ -69,11 +78,14 @@ def advise(
         "--from-watch", help="iwlab watch's state file: one profile per measured prefix (RTT, retransmission rate, "
                              "mean flow size), one recommendation each, one policy file.")] = None,
     netns: Annotated[Optional[str], typer.Option(help="With --from-watch: the watched namespace [root].")] = None,
-    verify: Annotated[bool, typer.Option("--verify", help="Run the recommendation and the two runners-up on real "
+    verify: Annotated[bool, typer.Option("--verify", help="Run the recommendation and its runner-up on real "
                                          "Linux TCP (iwlab emulate: root, namespaces) beside the simulator.")] = False,
-    verify_seeds: Annotated[int, typer.Option(help="--verify: seeds per candidate.", min=2)] = 3,
+    verify_seeds: Annotated[int, typer.Option(help="--verify: at most this many paired seeds per arrival process.",
+                                              min=3)] = 16,
     verify_duration: Annotated[Optional[str], typer.Option(
-        help="--verify: length of each emulated run (20s) [the profile's duration].")] = None,
+        help="--verify: length of each emulated run (20s) [as long as the objective needs].")] = None,
+    verify_time: Annotated[Optional[str], typer.Option(
+        help="--verify: stop adding seeds after this long (10min) [10min].")] = None,
     json_: Annotated[bool, typer.Option("--json", help="Print one JSON object (recommended, candidates, …).")] = False,
     progress: Annotated[Optional[bool], typer.Option("--progress/--no-progress",
                                                      help="Progress bar [on unless --json].")] = None,
@@ -86,7 +98,7 @@ def advise(
     from iwlab.scenario import ScenarioError
 
     flags = {"rate": rate, "rtt": rtt, "buffer": buffer, "background": background, "loss": loss, "sizes": sizes,
-             "load": load, "tcp": tcp, "clients": clients, "duration": duration, "objective": objective,
+             "load": load, "arrivals": arrivals, "tcp": tcp, "clients": clients, "duration": duration, "objective": objective,
              "min_size": min_size, "max_size": max_size, "max_retransmit_pp": max_retransmit_pp,
              "max_harm_pct": max_harm_pct, "max_voip_ms": max_voip_ms}
     try:
@@ -105,10 +117,17 @@ def advise(
             if not 0 < vdur <= p.duration_s:
                 raise ValueError(f"verify-duration = {verify_duration!r} is not allowed; expected 0 < it <= the "
                                  f"profile's duration ({p.duration_s:g} s)")
+        vtime = 600.0
+        if verify_time is not None:
+            from iwlab.emulate.units import seconds
+
+            vtime = seconds(verify_time, "verify-time")
+            if not vtime > 0:
+                raise ValueError(f"verify-time = {verify_time!r} is not allowed; expected a time > 0 ('10min')")
         a = run_advise(p, candidates=candidates, budget=budget, jobs=jobs, dask=dask, seeds=seeds,
                        max_seeds=max_seeds, sensitivity=sensitivity, prefix=prefix,
                        progress=not json_ if progress is None else progress, verify=verify,
-                       verify_seeds=verify_seeds, verify_duration=vdur)
+                       verify_seeds=verify_seeds, verify_duration=vdur, verify_time=vtime, margin=margin)
     except EmulationError as e:
         typer.echo(f"error: {' '.join(str(e).split())}", err=True)
         raise typer.Exit(2) from None

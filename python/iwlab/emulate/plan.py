@@ -328,7 +328,7 @@ def shortened(scenario, duration: float | None):
 
 
 def build_plan(scenario, seed: int | None = None, duration: float | None = None, pid: int | None = None,
-               replay: bool = True) -> Plan:
+               replay: bool = True, ns_prefix: str | None = None) -> Plan:
     """Everything the emulator will build and run for `scenario`, as data.
 
     With `replay` (the default) the workload replays the draws of the simulator's run of the
@@ -336,7 +336,8 @@ def build_plan(scenario, seed: int | None = None, duration: float | None = None,
     data = scenario.data
     seed = int(data.get("seed", 1) if seed is None else seed)
     pid = os.getpid() if pid is None else pid
-    prefix = f"iwl{pid}-"
+    # `ns_prefix`: a caller's own namespace prefix (helpers running beside other emulations).
+    prefix = ns_prefix or f"iwl{pid}-"
     notes: list[str] = []
     topo = data["topology"]
     if topo.get("kind") != "dumbbell":

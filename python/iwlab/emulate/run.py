@@ -228,7 +228,8 @@ def pool_slots(plan: Plan) -> int:
 
 def emulate(scenario, seed: int | None = None, out: str | Path | None = None, duration: float | None = None,
             capture: list[str] | tuple[str, ...] = (), keep_rundir: bool = False, replay: bool = True,
-            say: Callable[[str], None] | None = None, relay_rt: int | None = None, save: bool = True):
+            say: Callable[[str], None] | None = None, relay_rt: int | None = None, save: bool = True,
+            ns_prefix: str | None = None):
     """Runs `scenario` once on real kernel TCP stacks in network namespaces.
 
     `duration` shortens the run (seconds, at most the scenario's); `capture` names hosts
@@ -236,8 +237,8 @@ def emulate(scenario, seed: int | None = None, out: str | Path | None = None, du
     `replay` takes the workload's random draws from the simulator's run of the same scenario
     and seed (workload.py); `relay_rt` runs the relay at this SCHED_FIFO priority (`chrt -f`), so a
     busy machine delays the link model less; `save=False` writes only the captures to `out`, not the
-    records (the caller stores them its own way). Returns an `iwlab.Result` whose summary has
-    `"mode": "emulated"`."""
+    records (the caller stores them its own way); `ns_prefix` names its namespaces and links (default
+    `iwl<pid>-`). Returns an `iwlab.Result` whose summary has `"mode": "emulated"`."""
     from iwlab.api import Result
     from iwlab.scenario import Scenario, load
 
@@ -249,7 +250,7 @@ def emulate(scenario, seed: int | None = None, out: str | Path | None = None, du
     relay_bin = relay_binary()
     if capture and shutil.which("tcpdump") is None:
         subprocess.run(["bash", str(SETUP)], check=True)
-    plan = build_plan(sc, seed=seed, duration=duration, replay=replay)
+    plan = build_plan(sc, seed=seed, duration=duration, replay=replay, ns_prefix=ns_prefix)
     unknown = sorted(set(capture) - {h.name for h in plan.hosts})
     if unknown:
         raise EmulationError(f"capture = {unknown}: no such host; hosts are {', '.join(h.name for h in plan.hosts)}")
