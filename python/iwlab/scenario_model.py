@@ -453,6 +453,18 @@ class PoissonArrivals(_Model):
     rate: float = Field(gt=0, description="Flows per second")
 
 
+class Quic(_Model):
+    """QUIC stack settings (`[quic]`, or an app's `quic` overriding it field by field)."""
+    profile: Optional[Literal["quinn", "rfc9002"]] = Field(
+        None, description='Named stack defaults: "quinn" (CUBIC) or "rfc9002" (NewReno); default "quinn"')
+    initial_window: Optional[Quantity] = Field(
+        None, description='Bytes ("14720", "12kB") or datagrams ("10pkt"); default RFC 9002 §7.2')
+    max_datagram_size: Optional[int] = Field(None, ge=1200, le=65527, description="UDP payload bytes (default 1200)")
+    certificate_chain: Optional[Bytes] = Field(None, description='DER bytes of the server chain (default "4kB")')
+    cc: Optional[Literal["reno", "newreno", "cubic", "bbr"]] = None
+    pacing: Optional[Literal[True]] = Field(None, description="quinn-proto always paces: only true")
+
+
 class ShortFlowsApp(_App):
     """Request/response flows of a fixed size, each on a new connection."""
     kind: Literal["short-flows"] = "short-flows"
@@ -460,6 +472,8 @@ class ShortFlowsApp(_App):
     response: Size = Field(description='Such as "10seg"')
     arrivals: Annotated[Union[Periodic, PoissonArrivals], Field(discriminator="kind")]
     flows: Optional[int] = Field(None, ge=1, le=U32)
+    transport: Optional[Literal["tcp", "quic"]] = Field(None, description='"tcp" (default) or "quic" (quinn-proto)')
+    quic: Optional[Quic] = Field(None, description="Overrides of [quic] (with transport = \"quic\")")
 
 
 class PoissonFlowsApp(_App):
@@ -500,6 +514,7 @@ class ScenarioModel(_Model):
     topology: Dumbbell
     tcp: Optional[Tcp] = None
     iw: Optional[IwSection] = None
+    quic: Optional[Quic] = None
     apps: list[App] = Field(default_factory=list)
 
     def to_data(self) -> dict[str, Any]:

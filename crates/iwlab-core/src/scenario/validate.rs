@@ -115,6 +115,8 @@ pub(crate) struct AppR {
     pub server_iw: String,
     pub client_iw: String,
     pub params: ParamsR,
+    /// `transport` with its `[quic]` settings (see `super::quic`).
+    pub transport: crate::transport::Transport,
 }
 
 /// A scenario in engine values.
@@ -308,6 +310,7 @@ impl Scenario {
         };
         let mss = tcp.mss;
         let params = params(&a.params, &p, mss, data_link.rate_bps, self.base_dir.as_deref())?;
+        let transport = super::quic::transport(&self.quic, a, &p)?;
         Ok(AppR {
             name: c.name.clone().unwrap_or_else(|| format!("{}-{i}", a.kind())),
             kind: a.kind(),
@@ -321,6 +324,7 @@ impl Scenario {
             server_iw,
             client_iw,
             params,
+            transport,
         })
     }
 }
