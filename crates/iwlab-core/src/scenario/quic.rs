@@ -233,3 +233,9 @@ pub(crate) fn transport(top: &QuicSpec, a: &AppSpec, p: &str) -> R<Transport> {
         }
     }
 }
+
+/// [`quic_config`] for tests: `app` over `top`, errors as messages.
+#[doc(hidden)]
+pub fn quic_config_for_tests(top: &QuicSpec, app: &QuicSpec) -> Result<crate::quic::QuicConfig, String> {
+    quic_config(top, app, "apps[0]").map_err(|e| e.message().to_string())
+}
