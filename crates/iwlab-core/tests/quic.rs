@@ -337,3 +337,84 @@ fn a_quic_fetch_completes_and_retires() {
     assert_eq!(r.p.sim.core.live_connections(), 0, "drained and retired");
     assert_eq!(r.p.sim.core.quic_datagrams_in_flight(), 0);
 }
+
+const SCENARIO: &str = r#"
+name = "quic-tiny"
+duration = "5s"
+[topology]
+kind = "dumbbell"
+bottleneck = { rate = "100Mbps", delay = "48ms", queue = { kind = "drop-tail", limit = "500pkt" } }
+left = [{ name = "clients", count = 2, access = { rate = "1Gbps", delay = "1ms" } }]
+right = [{ name = "servers", count = 2, access = { rate = "1Gbps", delay = "1ms" } }]
+[iw]
+default = "iw10"
+policies.iw10 = { kind = "fixed", segments = 10 }
+[quic]
+profile = "rfc9002"
+certificate_chain = "1kB"
+[[apps]]
+kind = "short-flows"
+clients = "clients"
+servers = "servers"
+count = 2
+response = "30kB"
+arrivals = { kind = "periodic", period = "300ms" }
+flows = 3
+transport = "quic"
+quic = { initial_window = "20pkt" }
+"#;
+
+fn scenario_table(text: &str) -> iwlab_core::metrics::Table {
+    let s = iwlab_core::scenario::Scenario::from_toml_str(text).expect("valid scenario");
+    let sim = s.build(None).unwrap().run();
+    sim.check_accounting().unwrap();
+    iwlab_core::metrics::flow::flow_table_of(&sim.core, SimTime::ZERO).0
+}
+
+#[test]
+fn a_scenario_runs_short_flows_on_quic_with_its_columns() {
+    use iwlab_core::metrics::Column;
+    let t = scenario_table(SCENARIO);
+    assert_eq!(t.rows(), 6);
+    let Some(Column::Bool(done)) = t.column("completed") else { panic!() };
+    assert!(done.iter().all(|d| *d));
+    let Some(Column::Str(p)) = t.column("iw_policy") else { panic!() };
+    assert!(p.iter().all(|p| p == "quic-rfc9002/reno"));
+    let Some(Column::U64(iw)) = t.column("iw_bytes") else { panic!() };
+    assert!(iw.iter().all(|b| *b == 24_000), "the app's 20pkt over [quic]");
+    let Some(Column::OptF64(ff)) = t.column("first_flight_packets") else { panic!() };
+    assert!(ff.iter().all(|f| *f == Some(19.0)), "{ff:?}");
+    let Some(Column::OptF64(hs)) = t.column("handshake") else { panic!() };
+    assert!(hs.iter().all(|h| h.is_some_and(|h| (0.1..0.102).contains(&h))), "{hs:?}");
+    for c in ["transport", "ttfb", "first_flight_bytes", "amp_blocked", "pto_count"] {
+        assert!(t.column(c).is_some(), "{c}");
+    }
+    // The same scenario on TCP: the TCP table, no QUIC columns.
+    let tcp = SCENARIO.replace("transport = \"quic\"\nquic = { initial_window = \"20pkt\" }\n", "");
+    let t = scenario_table(&tcp);
+    assert_eq!(t.rows(), 6);
+    assert!(t.column("transport").is_none() && t.column("handshake").is_none());
+}
+
+#[test]
+fn bad_quic_settings_name_the_field_and_what_is_allowed() {
+    let err = |from: &str, to: &str| {
+        let text = SCENARIO.replace(from, to);
+        assert_ne!(text, SCENARIO, "{from}");
+        iwlab_core::scenario::Scenario::from_toml_str(&text).and_then(|s| s.build(None).map(|_| ())).unwrap_err().message().to_string()
+    };
+    let m = err("certificate_chain = \"1kB\"", "pacing = false");
+    assert!(m.starts_with("quic.pacing = false is not allowed; expected true: quinn-proto always paces"), "{m}");
+    let m = err("initial_window = \"20pkt\"", "cc = \"vegas\"");
+    assert_eq!(m, "apps[0].quic.cc = \"vegas\" is not allowed; expected one of \"reno\", \"cubic\", \"bbr\"");
+    let m = err("initial_window = \"20pkt\"", "initial_window = \"1pkt\"");
+    assert!(m.starts_with("apps[0].quic.initial_window = 1pkt is not allowed; expected 2400..="), "{m}");
+    let m = err("profile = \"rfc9002\"", "profile = \"chrome\"");
+    assert_eq!(m, "quic.profile = \"chrome\" is not allowed; expected one of \"quinn\", \"rfc9002\"");
+    let m = err("transport = \"quic\"\n", "");
+    assert!(m.starts_with("apps[0].quic: is set but transport = \"tcp\""), "{m}");
+    let m = err("certificate_chain = \"1kB\"", "certificate_chain = \"100B\"");
+    assert!(m.starts_with("quic.certificate_chain = 100B is not allowed; expected "), "{m}");
+    let m = err("profile = \"rfc9002\"", "max_datagram_size = 1000");
+    assert!(m.starts_with("quic.max_datagram_size = 1000 is not allowed; expected 1200..=65527"), "{m}");
+}
