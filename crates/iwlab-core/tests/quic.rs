@@ -415,6 +415,8 @@ fn bad_quic_settings_name_the_field_and_what_is_allowed() {
     assert!(m.starts_with("apps[0].quic: is set but transport = \"tcp\""), "{m}");
     let m = err("certificate_chain = \"1kB\"", "certificate_chain = \"100B\"");
     assert!(m.starts_with("quic.certificate_chain = 100B is not allowed; expected "), "{m}");
+    let m = err("response = \"30kB\"", "response = \"30kB\"\nrequest = 0");
+    assert!(m.starts_with("apps[0].request = 0B is not allowed; expected >= 1 byte with transport = \"quic\""), "{m}");
     let m = err("profile = \"rfc9002\"", "max_datagram_size = 1000");
     assert!(m.starts_with("quic.max_datagram_size = 1000 is not allowed; expected 1200..=65527"), "{m}");
 }

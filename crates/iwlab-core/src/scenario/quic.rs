@@ -205,7 +205,16 @@ pub(crate) fn quic_config(top: &QuicSpec, app: &QuicSpec, p: &str) -> R<crate::q
 /// The transport of application `a` (at path `p`), its QUIC stack built.
 pub(crate) fn transport(top: &QuicSpec, a: &AppSpec, p: &str) -> R<Transport> {
     let (transport, quic) = match &a.params {
-        AppParams::ShortFlows(s) => (s.transport, &s.quic),
+        AppParams::ShortFlows(s) => {
+            if s.transport == TransportSpec::Quic && s.request.is_zero() {
+                return Err(ScenarioError::value(
+                    format!("{p}.request"),
+                    s.request,
+                    ">= 1 byte with transport = \"quic\" (the request opens the stream the response comes back on)",
+                ));
+            }
+            (s.transport, &s.quic)
+        }
         _ => return Ok(Transport::Tcp),
     };
     match transport {
