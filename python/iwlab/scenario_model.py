@@ -501,6 +501,18 @@ class MixEntry(_Model):
     server_iw: Optional[str] = Field(None, description="IW policy of the server (default: the app's server_iw)")
 
 
+class Quic(_Model):
+    """QUIC stack settings (`[quic]`, or an app's `quic` overriding it field by field)."""
+    profile: Optional[Literal["quinn", "rfc9002"]] = Field(
+        None, description='Named stack defaults: "quinn" (CUBIC) or "rfc9002" (NewReno); default "quinn"')
+    initial_window: Optional[Quantity] = Field(
+        None, description='Bytes ("14720", "12kB") or datagrams ("10pkt"); default RFC 9002 §7.2')
+    max_datagram_size: Optional[int] = Field(None, ge=1200, le=65527, description="UDP payload bytes (default 1200)")
+    certificate_chain: Optional[Bytes] = Field(None, description='DER bytes of the server chain (default "4kB")')
+    cc: Optional[Literal["reno", "newreno", "cubic", "bbr"]] = None
+    pacing: Optional[Literal[True]] = Field(None, description="quinn-proto always paces: only true")
+
+
 class ShortFlowsApp(_App):
     """Request/response flows, each on a new connection, started by `arrivals`; exactly one of `response`
     and `mix` (neither with replayed arrivals)."""
@@ -512,6 +524,8 @@ class ShortFlowsApp(_App):
         None, description='Only with mix; default "permuted-blocks" (every combination once per block)')
     arrivals: Arrivals
     flows: Optional[int] = Field(None, ge=1, le=U32)
+    transport: Optional[Literal["tcp", "quic"]] = Field(None, description='"tcp" (default) or "quic" (quinn-proto)')
+    quic: Optional[Quic] = Field(None, description="Overrides of [quic] (with transport = \"quic\")")
 
     @model_validator(mode="after")
     def _sizes(self) -> ShortFlowsApp:
@@ -563,6 +577,7 @@ class ScenarioModel(_Model):
     topology: Dumbbell
     tcp: Optional[Tcp] = None
     iw: Optional[IwSection] = None
+    quic: Optional[Quic] = None
     apps: list[App] = Field(default_factory=list)
 
     def to_data(self) -> dict[str, Any]:

@@ -5,8 +5,11 @@
 pub mod engine;
 pub mod metrics;
 pub mod net;
+#[cfg(feature = "quic")]
+pub mod quic;
 pub mod scenario;
 pub mod sim;
 pub mod tcp;
 pub mod trace;
 pub mod traffic;
+pub mod transport;

@@ -37,7 +37,7 @@ fn ack_every_segment() -> TcpConfig {
 fn ends(sim: &mut Simulation, client: NodeId, server: NodeId, cfg: &TcpConfig, iw: u32) -> Ends {
     let i = sim.core.add_iw_policy(IwConfig::Fixed { segments: iw }.build());
     let tcp = Arc::new(cfg.clone());
-    Ends { client, server, client_tcp: tcp.clone(), server_tcp: tcp, client_iw: i, server_iw: i }
+    Ends { client, server, client_tcp: tcp.clone(), server_tcp: tcp, client_iw: i, server_iw: i, transport: Default::default() }
 }
 
 fn add(sim: &mut Simulation, cfg: &AppConfig, at_: SimTime) -> AppId {

@@ -71,6 +71,10 @@ fn flow_record(id: usize, c: &Conn, core: &Core, warmup: SimTime) -> FlowRecord 
         Side::Server => c.server_iw,
         Side::Client => c.client_iw,
     };
+    #[cfg(feature = "quic")]
+    let iw_policy = core.quic_stats(id as u32).map_or_else(|| core.iw[policy].name(), |q| q.stack);
+    #[cfg(not(feature = "quic"))]
+    let iw_policy = core.iw[policy].name();
     FlowRecord {
         flow: id as u32,
         app: c.app.unwrap_or(u32::MAX),
@@ -85,7 +89,7 @@ fn flow_record(id: usize, c: &Conn, core: &Core, warmup: SimTime) -> FlowRecord 
         delivered_bytes: delivered,
         iw_bytes: snd.stats.iw_bytes,
         iw_segments: snd.stats.iw_bytes as f64 / snd.mss as f64,
-        iw_policy: core.iw[policy].name(),
+        iw_policy,
         start: secs(c.opened_at),
         syn_ack: ce.stats.established_at.map(secs),
         first_byte: c.first_byte[receiver_side as usize].map(secs),
@@ -145,7 +149,12 @@ pub fn for_each_flow_chunk<E>(
         rows.clear();
         rows.extend(chunk.iter().enumerate().map(|(i, c)| flow_record(start + i, c, core, warmup)));
         completed += rows.iter().filter(|f| f.completed).count() as u64;
-        emit(flow_table_named(&rows, named))?;
+        let mut t = flow_table_named(&rows, named);
+        #[cfg(feature = "quic")]
+        if core.has_quic() {
+            quic_columns(&mut t, core, &rows);
+        }
+        emit(t)?;
     }
     if core.conns.is_empty() {
         emit(flow_table_named(&[], named))?;
@@ -194,4 +203,54 @@ fn flow_table_named(rows: &[FlowRecord], named: bool) -> Table {
         t.push("server_iw", col!(rows, Str, |r| r.server_iw.clone().unwrap_or_default()));
     }
     t
+}
+
+/// What a QUIC flow adds to its row (see [`crate::quic::QuicStats`]); times in seconds from
+/// the connection's start.
+#[cfg(feature = "quic")]
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct QuicFlowRecord {
+    /// The client's handshake completed (quinn-proto `Connected`).
+    pub handshake: Option<f64>,
+    /// The client's first response byte.
+    pub ttfb: Option<f64>,
+    /// The server's datagrams from its first response byte until it next heard from the
+    /// client (one round trip), and their UDP payload bytes.
+    pub first_flight_bytes: u64,
+    pub first_flight_packets: u64,
+    /// The server stopped at least once on RFC 9000 §8.1's 3x limit.
+    pub amp_blocked: bool,
+    /// PTO expirations, both ends (RFC 9002 §6.2).
+    pub pto_count: u64,
+}
+
+/// The QUIC columns of flow `id` (`None`: a TCP flow).
+#[cfg(feature = "quic")]
+pub fn quic_record(core: &Core, id: usize) -> Option<QuicFlowRecord> {
+    let q = core.quic_stats(id as u32)?;
+    let c = &core.conns[id];
+    let since = |t: Option<SimTime>| t.map(|t| (t - c.opened_at).as_secs_f64());
+    Some(QuicFlowRecord {
+        handshake: since(q.handshake_done[Side::Client as usize]),
+        ttfb: since(c.first_byte[Side::Client as usize]),
+        first_flight_bytes: q.first_flight_bytes,
+        first_flight_packets: q.first_flight_packets,
+        amp_blocked: q.amp_blocked,
+        pto_count: q.pto[0] + q.pto[1],
+    })
+}
+
+/// Columns a run with QUIC flows adds to the flow table (null on TCP rows); a run without
+/// QUIC flows has the TCP table unchanged.
+#[cfg(feature = "quic")]
+fn quic_columns(t: &mut Table, core: &Core, rows: &[FlowRecord]) {
+    let q: Vec<Option<QuicFlowRecord>> = rows.iter().map(|r| quic_record(core, r.flow as usize)).collect();
+    let f = |g: fn(&QuicFlowRecord) -> Option<f64>| -> Vec<Option<f64>> { q.iter().map(|x| x.as_ref().and_then(g)).collect() };
+    t.push("transport", col!(q, Str, |x| if x.is_some() { "quic" } else { "tcp" }.to_string()));
+    t.push("handshake", super::Column::OptF64(f(|x| x.handshake)));
+    t.push("ttfb", super::Column::OptF64(f(|x| x.ttfb)));
+    t.push("first_flight_bytes", super::Column::OptF64(f(|x| Some(x.first_flight_bytes as f64))));
+    t.push("first_flight_packets", super::Column::OptF64(f(|x| Some(x.first_flight_packets as f64))));
+    t.push("amp_blocked", super::Column::OptF64(f(|x| Some(x.amp_blocked as u8 as f64))));
+    t.push("pto_count", super::Column::OptF64(f(|x| Some(x.pto_count as f64))));
 }

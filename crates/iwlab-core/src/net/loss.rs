@@ -21,6 +21,9 @@ pub enum LossRule {
     /// Drop the `nth` transmission of a pure ACK (no data, SYN or FIN) of connection `flow`
     /// acknowledging up to `ack`, travelling toward the server if `to_server`.
     Ack { flow: FlowId, to_server: bool, ack: u64, nth: u32 },
+    /// Drop QUIC datagrams `first..first + count` (1-based, in the order they reach this
+    /// stage) of connection `flow` travelling toward the server if `to_server`.
+    Datagrams { flow: FlowId, to_server: bool, first: u32, count: u32 },
 }
 
 /// The loss stage of one link direction.
@@ -55,6 +58,13 @@ impl LossStage {
                 (LossRule::Ack { flow, to_server, ack, nth }, Payload::Tcp { seg, to_server: dir }) => {
                     let pure = seg.len == 0 && !seg.is_syn() && !seg.is_fin() && seg.has_ack();
                     (pkt.flow == *flow && dir == to_server && pure && seg.ack == *ack, *nth)
+                }
+                (LossRule::Datagrams { flow, to_server, first, count }, Payload::Quic { to_server: dir, .. }) => {
+                    if pkt.flow == *flow && dir == to_server {
+                        *seen += 1;
+                        drop |= *seen >= *first && *seen - *first < *count;
+                    }
+                    continue;
                 }
                 (LossRule::Random { p }, _) => {
                     drop |= rng.gen::<f64>() < *p;

@@ -24,6 +24,9 @@ pub enum Payload {
     Tcp { seg: Segment, to_server: bool },
     /// A UDP datagram of `len` payload bytes, `seq`-th of its source.
     Udp { len: u32, seq: u64 },
+    /// A QUIC datagram of connection `flow` (`len` UDP payload bytes); its bytes are in the
+    /// core's datagram arena at `dgram`. `to_server` as for TCP.
+    Quic { len: u32, dgram: u32, to_server: bool },
 }
 
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -44,14 +47,14 @@ impl Packet {
     pub fn tcp(&self) -> Option<&Segment> {
         match &self.payload {
             Payload::Tcp { seg, .. } => Some(seg),
-            Payload::Udp { .. } => None,
+            Payload::Udp { .. } | Payload::Quic { .. } => None,
         }
     }
     /// Payload bytes (TCP data or UDP payload), the unit of goodput.
     pub fn data_len(&self) -> u32 {
         match &self.payload {
             Payload::Tcp { seg, .. } => seg.len,
-            Payload::Udp { len, .. } => *len,
+            Payload::Udp { len, .. } | Payload::Quic { len, .. } => *len,
         }
     }
     pub fn ect(&self) -> bool {

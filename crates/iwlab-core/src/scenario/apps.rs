@@ -364,6 +364,12 @@ app_kinds! {
         /// Flows per instance, ≥ 1; absent = until the end.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         flows: Option<u32>,
+        /// `"tcp"` (default) or `"quic"` (quinn-proto; settings from `[quic]` and `quic`).
+        #[serde(default, skip_serializing_if = "super::quic::TransportSpec::is_tcp")]
+        transport: super::quic::TransportSpec,
+        /// Overrides of the scenario's `[quic]`, field by field (with `transport = "quic"`).
+        #[serde(default, skip_serializing_if = "super::quic::QuicSpec::is_empty")]
+        quic: super::quic::QuicSpec,
     }
     /// `kind = "poisson-flows"`: one source of Poisson flow arrivals over `count` (client,
     /// server) pairs chosen uniformly per flow; response sizes from `size` (the IW-function study, docs/studies.md; docs/scenario-format.md).

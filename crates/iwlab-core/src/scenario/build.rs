@@ -253,6 +253,7 @@ fn instantiate(r: &Resolved, seed: u64) -> Result<Built, ScenarioError> {
                     server_tcp: a.tcp.clone(),
                     client_iw: policy(&mut sim, c, &a.client_iw),
                     server_iw: policy(&mut sim, s, &a.server_iw),
+                    transport: a.transport.clone(),
                 };
                 out.hosts.push((c, s));
                 out.server_iw.push(ends.server_iw);

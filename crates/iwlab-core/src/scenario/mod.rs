@@ -71,6 +71,7 @@ mod locate;
 pub mod model;
 pub mod policy_file;
 pub mod profile;
+pub mod quic;
 mod tagged;
 mod tcp;
 pub mod units;

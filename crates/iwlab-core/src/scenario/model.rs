@@ -46,6 +46,9 @@ pub struct Scenario {
     /// Named initial-window policies and the default one.
     #[serde(default, skip_serializing_if = "IwSection::is_empty")]
     pub iw: IwSection,
+    /// QUIC stack settings of applications with `transport = "quic"` (see [`super::quic`]).
+    #[serde(default, skip_serializing_if = "super::quic::QuicSpec::is_empty")]
+    pub quic: super::quic::QuicSpec,
     /// The applications, in order (their index is the `apps[i]` of error messages).
     #[serde(default)]
     pub apps: Vec<AppSpec>,

@@ -118,6 +118,8 @@ pub(crate) struct AppR {
     pub server_iw: String,
     pub client_iw: String,
     pub params: ParamsR,
+    /// `transport` with its `[quic]` settings (see `super::quic`).
+    pub transport: crate::transport::Transport,
 }
 
 /// A scenario in engine values.
@@ -314,6 +316,7 @@ impl Scenario {
         let starts_at_zero = matches!(c.start, FixedOrDist::Fixed(d) if d.get() == SimDuration::ZERO);
         let params =
             params(&a.params, &p, mss, data_link.rate_bps, self.base_dir.as_deref(), &policies, starts_at_zero)?;
+        let transport = super::quic::transport(&self.quic, a, &p)?;
         Ok(AppR {
             name: c.name.clone().unwrap_or_else(|| format!("{}-{i}", a.kind())),
             kind: a.kind(),
@@ -327,6 +330,7 @@ impl Scenario {
             server_iw,
             client_iw,
             params,
+            transport,
         })
     }
 }

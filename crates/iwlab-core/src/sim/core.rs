@@ -31,6 +31,9 @@ pub(crate) enum Event {
     /// A packet reached the far end of a port's link.
     Arrive(LinkId, usize),
     TcpTimer(ConnId, Side),
+    /// A QUIC endpoint's deadline (quinn-proto's `poll_timeout`).
+    #[cfg(feature = "quic")]
+    QuicTimer(ConnId, Side),
     AppStart(AppId),
     AppTimer(AppId, u64),
     /// Record queue lengths of the monitored ports, then again after the interval.
@@ -59,16 +62,19 @@ pub struct Conn {
     /// When the endpoint on each side (indexed by `Side`) received its first and last byte.
     pub first_byte: [Option<SimTime>; 2],
     pub last_byte: [Option<SimTime>; 2],
-    ends: Ends,
+    pub(crate) ends: Ends,
 }
 
 // Retired is the large variant on purpose: every connection retires in the end, and inline
 // its records cost no allocation (no allocator header, no fragmentation) of their own.
 #[allow(clippy::large_enum_variant)]
-enum Ends {
+pub(crate) enum Ends {
     Live(Box<LiveConn>),
     /// Client and server, indexed by `Side`.
     Retired([EndRecord; 2]),
+    /// A live QUIC connection (see [`crate::transport`]).
+    #[cfg(feature = "quic")]
+    Quic(Box<crate::quic::QuicConn>),
 }
 
 /// The state of a live connection.
@@ -134,17 +140,18 @@ impl Conn {
     pub fn live(&self) -> Option<&LiveConn> {
         match &self.ends {
             Ends::Live(l) => Some(l),
-            Ends::Retired(_) => None,
+            _ => None,
         }
     }
     fn live_mut(&mut self) -> Option<&mut LiveConn> {
         match &mut self.ends {
             Ends::Live(l) => Some(l),
-            Ends::Retired(_) => None,
+            _ => None,
         }
     }
+    /// Not retired yet (TCP or QUIC).
     pub fn is_live(&self) -> bool {
-        self.live().is_some()
+        !matches!(self.ends, Ends::Retired(_))
     }
     /// The endpoint on `side`, while the connection is live.
     pub fn endpoint(&self, side: Side) -> Option<&Endpoint> {
@@ -155,6 +162,8 @@ impl Conn {
         match &self.ends {
             Ends::Live(l) => EndRecord::of(l.endpoint(side)),
             Ends::Retired(r) => r[side as usize].clone(),
+            #[cfg(feature = "quic")]
+            Ends::Quic(q) => q.end_record(side),
         }
     }
     pub fn client(&self) -> EndRecord {
@@ -230,14 +239,17 @@ pub struct UdpFlow {
 pub struct Core {
     pub(crate) sched: Scheduler<Event>,
     pub topo: Topology,
-    packets: Slab<Packet>,
+    pub(crate) packets: Slab<Packet>,
     pub conns: Vec<Conn>,
     /// Connections not yet retired.
-    live_conns: usize,
+    pub(crate) live_conns: usize,
     pub iw: Vec<AnyIw>,
     pub udp: Vec<UdpFlow>,
     streams: RngStreams,
     outbox: Outbox,
+    /// QUIC state beside the TCP one (datagram bytes in flight, records of retired flows).
+    #[cfg(feature = "quic")]
+    pub(crate) quic: crate::quic::engine::QuicSide,
     pub(crate) pending: VecDeque<(AppId, ConnId, Side, AppEvent)>,
     next_uid: u64,
     pub acct: Accounting,
@@ -263,6 +275,8 @@ impl Core {
             udp: Vec::new(),
             streams,
             outbox: Outbox::default(),
+            #[cfg(feature = "quic")]
+            quic: Default::default(),
             pending: VecDeque::new(),
             next_uid: 0,
             acct: Accounting::default(),
@@ -368,7 +382,11 @@ impl Core {
         let now = self.now();
         // A retired connection's endpoints are closed: no application writes to them.
         debug_assert!(self.conns[conn as usize].is_live(), "write on retired connection {conn}");
-        let Some((ep, iw, out)) = self.endpoint_and_policy(conn, side) else { return };
+        let Some((ep, iw, out)) = self.endpoint_and_policy(conn, side) else {
+            #[cfg(feature = "quic")]
+            self.quic_write(conn, side, bytes, false);
+            return;
+        };
         ep.write(now, bytes, iw, out);
         self.flush(conn, side);
     }
@@ -378,7 +396,11 @@ impl Core {
     pub fn write_and_close(&mut self, conn: ConnId, side: Side, bytes: u64) {
         let now = self.now();
         // Retired: both directions were closed already, which makes this a no-op.
-        let Some((ep, iw, out)) = self.endpoint_and_policy(conn, side) else { return };
+        let Some((ep, iw, out)) = self.endpoint_and_policy(conn, side) else {
+            #[cfg(feature = "quic")]
+            self.quic_write(conn, side, bytes, true);
+            return;
+        };
         ep.write_and_close(now, bytes, iw, out);
         self.flush(conn, side);
     }
@@ -387,7 +409,11 @@ impl Core {
     pub fn close(&mut self, conn: ConnId, side: Side) {
         let now = self.now();
         // Retired: both directions were closed already, which makes this a no-op.
-        let Some((ep, iw, out)) = self.endpoint_and_policy(conn, side) else { return };
+        let Some((ep, iw, out)) = self.endpoint_and_policy(conn, side) else {
+            #[cfg(feature = "quic")]
+            self.quic_close(conn, side);
+            return;
+        };
         ep.close(now, iw, out);
         self.flush(conn, side);
     }
@@ -438,7 +464,7 @@ impl Core {
         }
     }
 
-    fn new_packet(&mut self, src: NodeId, dst: NodeId, flow: FlowId, size: u32, ecn: Ecn, payload: Payload) -> usize {
+    pub(crate) fn new_packet(&mut self, src: NodeId, dst: NodeId, flow: FlowId, size: u32, ecn: Ecn, payload: Payload) -> usize {
         let uid = self.next_uid;
         self.next_uid += 1;
         let pkt = Packet { uid, src, dst, flow, size, ecn, created: self.now(), payload };
@@ -500,7 +526,7 @@ impl Core {
     }
 
     /// Puts a packet created at `node` onto the port towards its destination.
-    fn inject(&mut self, node: NodeId, key: usize) {
+    pub(crate) fn inject(&mut self, node: NodeId, key: usize) {
         let dst = self.packets[key].dst;
         match self.topo.route(node, dst) {
             Some(port) => self.enqueue(port, key),
@@ -511,8 +537,11 @@ impl Core {
     fn drop_packet(&mut self, key: usize, port: LinkId, why: DropReason) {
         let pkt = self.packets.remove(key);
         self.tcp_packet_gone(&pkt);
-        if let Payload::Tcp { .. } = pkt.payload {
-            self.retire_if_quiescent(pkt.flow); // it may have been the connection's last packet
+        match pkt.payload {
+            Payload::Tcp { .. } => self.retire_if_quiescent(pkt.flow), // it may have been the last
+            #[cfg(feature = "quic")]
+            Payload::Quic { dgram, .. } => self.quic_dropped(pkt.flow, dgram),
+            _ => {}
         }
         self.acct.dropped += 1;
         self.acct.payload_dropped += pkt.data_len() as u64;
@@ -628,6 +657,8 @@ impl Core {
                 }
                 self.flush(conn, side);
             }
+            #[cfg(feature = "quic")]
+            Event::QuicTimer(conn, side) => self.quic_timer(conn, side),
             Event::QueueSample => {
                 let now = self.now();
                 let Some((interval, ports)) = &self.sampling else { return };
@@ -670,6 +701,10 @@ impl Core {
                 f.received_packets += 1;
                 f.received_bytes += len as u64;
             }
+            #[cfg(feature = "quic")]
+            Payload::Quic { dgram, to_server, .. } => self.quic_deliver(pkt.flow, dgram, to_server, pkt.ecn),
+            #[cfg(not(feature = "quic"))]
+            Payload::Quic { .. } => unreachable!("QUIC packets exist only with the `quic` feature"),
         }
     }
 }

@@ -269,7 +269,7 @@ pub fn encode_frame(pkt: &Packet, config: &PcapConfig, out: &mut Vec<u8>) -> io:
             }
             (IPPROTO_TCP, TCP_HLEN + opts)
         }
-        Payload::Udp { .. } => (IPPROTO_UDP, UDP_HLEN),
+        Payload::Udp { .. } | Payload::Quic { .. } => (IPPROTO_UDP, UDP_HLEN),
     };
     let data_len = pkt.data_len() as u64;
     let expected = (IPV4_HLEN + l4_hlen) as u64 + data_len;
@@ -298,7 +298,7 @@ pub fn encode_frame(pkt: &Packet, config: &PcapConfig, out: &mut Vec<u8>) -> io:
     let l4_start = out.len();
     match &pkt.payload {
         Payload::Tcp { seg, to_server } => write_tcp(out, pkt.flow, seg, *to_server, config),
-        Payload::Udp { len, .. } => write_udp(out, pkt.flow, *len, config),
+        Payload::Udp { len, .. } | Payload::Quic { len, .. } => write_udp(out, pkt.flow, *len, config),
     }
     debug_assert_eq!(out.len() - l4_start, l4_hlen);
     let pseudo = pseudo_header_sum(src_ip, dst_ip, proto, l4_len as u16);

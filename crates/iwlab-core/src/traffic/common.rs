@@ -32,7 +32,7 @@ pub(crate) fn open(
         app: Some(me),
         label,
     };
-    core.open(&spec)
+    ends.transport.open(core, &spec)
 }
 
 /// A draw rounded to whole bytes, at least `min` (NaN or negative draws give `min`).

@@ -24,6 +24,8 @@ pub struct Ends {
     pub server_tcp: Arc<TcpConfig>,
     pub client_iw: usize,
     pub server_iw: usize,
+    /// What carries the connections (TCP unless the scenario says `transport = "quic"`).
+    pub transport: crate::transport::Transport,
 }
 
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
