@@ -23,6 +23,9 @@ endif
 # where `make install` puts the `iwlab` command: /usr/local/bin for root, else ~/.local/bin
 BINDIR ?= $(if $(filter 0,$(shell id -u)),/usr/local/bin,$(HOME)/.local/bin)
 export CARGO_TERM_COLOR ?= never
+# CI builds from a fresh clone, where incremental compilation saves nothing (and an lld link of
+# the QUIC feature failed once from a stale incremental cache).
+export CARGO_INCREMENTAL ?= 0
 comma := ,
 
 # $(call step,NAME,WHAT,COMMANDS): one line "NAME: WHAT"; the output of COMMANDS to
