@@ -135,6 +135,12 @@ class Grid:
             "mix": [{"response": f"{s}seg", "server_iw": f"iw{w}"} for s in self.sizes for w in self.iws],
             "mix_order": fl.get("mix_order", "permuted-blocks"),
             "arrivals": copy.deepcopy(arrivals if arrivals is not None else self.data["arrivals"][cell.arrivals])}]
+        if apps[0]["arrivals"]["kind"] == "replay":
+            # A replay file carries each flow's start, size and IW (docs/scenario-format.md): no mix,
+            # and its times count from the run's start.
+            for k in ("mix", "mix_order"):
+                apps[0].pop(k)
+            apps[0]["start"] = "0s"
         if bg.get("udp"):
             left.append({"name": "udp-sinks", "count": 1, "access": access})
             right.append({"name": "udp-sources", "count": 1, "access": access})
