@@ -12,7 +12,8 @@ import pandas as pd
 import pytest
 
 import iwlab
-from iwlab.emulate.agent import Agent, mix_picks
+from iwlab.emulate.agent import Agent
+from iwlab.emulate.dists import mix_picks
 from iwlab.emulate.plan import PlanError, build_plan
 from iwlab.scenario import Scenario
 

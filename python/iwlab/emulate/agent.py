@@ -77,24 +77,6 @@ def iw_segments(policy: dict[str, Any], declared: int | None) -> int:
     return (theta * v + (declared - theta) * lo) // declared
 
 
-def mix_picks(n: int, order: str, rng: random.Random):
-    """Indices into a mix of `n` (size, IW) combinations, without end, in `order`: "cyclic" (as
-    given), "random" (uniform, independent) or "permuted-blocks" (every combination once per block,
-    each block in its own order) — the simulator's orders (crates/iwlab-core/src/traffic/arrivals.rs),
-    with Python's draws."""
-    block, k = list(range(n)), 0
-    while True:
-        if n == 1 or order == "cyclic":
-            yield k % n
-        elif order == "random":
-            yield rng.randrange(n)
-        else:
-            if k % n == 0:
-                rng.shuffle(block)
-            yield block[k % n]
-        k += 1
-
-
 def tcp_info(sock: socket.socket) -> dict[str, Any] | None:
     """The `struct tcp_info` fields iwlab records (offsets of linux/tcp.h)."""
     try:
@@ -400,7 +382,7 @@ class Agent:
         completion or failure) before the next. The reference's (size, IW) sequence and think
         times first, while it has them; then its own draws."""
         rng = random.Random(x["seed"])
-        picks = mix_picks(len(x["combos"]), x["order"], rng)
+        picks = dists.mix_picks(len(x["combos"]), x["order"], rng)
         await self.sleep_until(x["start"])
         sequence, thinks = x.get("sequence") or [], x.get("thinks") or []
         done = 0

@@ -170,3 +170,21 @@ def draw_bytes(d: dict[str, Any], rng: random.Random, least: int = 1) -> int:
     if math.isnan(x) or x < 0:
         return least
     return max(int(round(x)) if math.isfinite(x) else 2**62, least)
+
+
+def mix_picks(n: int, order: str, rng: random.Random):
+    """Indices into a mix of `n` (size, IW) combinations, without end, in `order`: "cyclic" (as
+    given), "random" (uniform, independent) or "permuted-blocks" (every combination once per block,
+    each block in its own order) — the simulator's orders (crates/iwlab-core/src/traffic/arrivals.rs),
+    with Python's draws."""
+    block, k = list(range(n)), 0
+    while True:
+        if n == 1 or order == "cyclic":
+            yield k % n
+        elif order == "random":
+            yield rng.randrange(n)
+        else:
+            if k % n == 0:
+                rng.shuffle(block)
+            yield block[k % n]
+        k += 1

@@ -29,8 +29,7 @@ import random
 from pathlib import Path
 from typing import Any
 
-from iwlab.emulate.agent import mix_picks
-from iwlab.emulate.dists import draw_bytes, mean, normalize, sample
+from iwlab.emulate.dists import draw_bytes, mean, mix_picks, normalize, sample
 from iwlab.emulate.errors import PlanError
 from iwlab.emulate.tcp_options import maxseg, merged_tcp
 from iwlab.emulate.units import rate_bps, rate_or_share, seconds, size_bytes

@@ -5,7 +5,7 @@
 use super::{QuicConn, QuicOut, QuicStack, QuicStats, UDP_IP_HEADERS};
 use crate::engine::StreamKind;
 use crate::net::packet::{Ecn, Payload};
-use crate::sim::core::{Conn, ConnId, ConnSpec, Core, EndRecord, Ends, Event, Side};
+use crate::sim::core::{ConnId, ConnSpec, Core, EndRecord, Ends, Event, Side};
 use crate::tcp::endpoint::AppEvent;
 use slab::Slab;
 use std::collections::BTreeMap;
@@ -37,21 +37,7 @@ impl Core {
         let q = QuicConn::open(stack.clone(), now, rng, &mut out);
         self.quic.out = out;
         self.quic.any = true;
-        self.live_conns += 1;
-        self.conns.push(Conn {
-            client_node: spec.client,
-            server_node: spec.server,
-            client_iw: spec.client_iw,
-            server_iw: spec.server_iw,
-            app: spec.app,
-            label: spec.label,
-            request_bytes: spec.client_declared.unwrap_or(0),
-            response_bytes: spec.server_declared.unwrap_or(0),
-            opened_at: now,
-            first_byte: [None, None],
-            last_byte: [None, None],
-            ends: Ends::Quic(Box::new(q)),
-        });
+        self.push_conn(spec, Ends::Quic(Box::new(q)));
         self.quic_flush(id, Side::Client);
         id
     }

@@ -355,6 +355,17 @@ impl Core {
             timer: [None, None],
             in_flight: 0,
         };
+        self.push_conn(spec, Ends::Live(Box::new(live)));
+        let now = self.now();
+        let live = self.conns[id as usize].live_mut().expect("just opened");
+        live.client.connect(now, &mut self.outbox);
+        self.flush(id, Side::Client);
+        id
+    }
+
+    /// Records a newly opened connection (TCP or QUIC ends) and counts it live.
+    pub(crate) fn push_conn(&mut self, spec: &ConnSpec, ends: Ends) {
+        let now = self.now();
         self.live_conns += 1;
         self.conns.push(Conn {
             client_node: spec.client,
@@ -365,16 +376,11 @@ impl Core {
             label: spec.label,
             request_bytes: spec.client_declared.unwrap_or(0),
             response_bytes: spec.server_declared.unwrap_or(0),
-            opened_at: self.now(),
+            opened_at: now,
             first_byte: [None, None],
             last_byte: [None, None],
-            ends: Ends::Live(Box::new(live)),
+            ends,
         });
-        let now = self.now();
-        let live = self.conns[id as usize].live_mut().expect("just opened");
-        live.client.connect(now, &mut self.outbox);
-        self.flush(id, Side::Client);
-        id
     }
 
     /// The application on `side` of `conn` writes `bytes`.
