@@ -22,6 +22,14 @@ ifeq ($(wildcard python/iwlab/_core*.so),)
 endif
 # where `make install` puts the `iwlab` command: /usr/local/bin for root, else ~/.local/bin
 BINDIR ?= $(if $(filter 0,$(shell id -u)),/usr/local/bin,$(HOME)/.local/bin)
+# `make test` checks behaviour, which profile-guided optimisation does not change: it builds the
+# plain release extension (one build instead of an instrumented one, a training run and a second
+# build) unless IWLAB_PGO is given. Either build satisfies the stamp, so `make run` after
+# `make test` does not build again.
+ifneq ($(filter test test-python,$(MAKECMDGOALS)),)
+  IWLAB_PGO ?= 0
+endif
+export IWLAB_PGO
 export CARGO_TERM_COLOR ?= never
 # CI builds from a fresh clone, where incremental compilation saves nothing (and an lld link of
 # the QUIC feature failed once from a stale incremental cache).
