@@ -68,3 +68,17 @@ def test_a_bad_grid_names_the_field(tmp_path):
     (tmp_path / "h.toml").write_text(GRID.read_text().replace("iws = [3, 10]", "iws = [4, 10]"))
     with pytest.raises(GridError, match=r"flows\.iws = \[4, 10\]"):
         Grid.load(tmp_path / "h.toml")
+
+
+def test_the_runner_gives_a_one_seed_cell_its_second_seed_before_widening_others(grid, monkeypatch):
+    # A narrow CI from one seed is still one queue's history: min_units comes before width.
+    from iwlab.emulate import grid as g
+
+    names = [c.name for c in grid.cells()]
+    states = {n: {"cell": n, "units": 3, "flows": 300, "widest": 0.4, "done": False} for n in names}
+    states[names[5]] = {"cell": names[5], "units": 1, "flows": 250, "widest": 0.01, "done": False}
+    monkeypatch.setattr(g, "cell_state", lambda gr, c: states[c.name])
+    monkeypatch.setattr(g, "in_progress", lambda gr: {})
+    monkeypatch.setattr(g, "stored_seeds", lambda gr, c: list(range(1, states[c.name]["units"] + 1)))
+    (cell, seed), *_ = g.next_units(grid, set(), 2)
+    assert (cell.name, seed) == (names[5], 2)

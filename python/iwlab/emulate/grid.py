@@ -383,16 +383,18 @@ def in_progress(grid: Grid) -> dict[str, list[int]]:
 
 def next_units(grid: Grid, busy: set[str], k: int) -> list[tuple[Cell, int]]:
     """Up to `k` (cell, seed) units to run now, none in a cell already running (here or in
-    another runner): first every never-measured cell in slice order, then the cells with the
-    widest CI."""
+    another runner): first every never-measured cell in slice order, then cells with fewer units
+    than `min_units` (a cell whose one seed looks narrow is still one queue's history), then the
+    cells with the widest CI."""
     live = in_progress(grid)
     busy = set(busy) | set(live)
     states = [(c, cell_state(grid, c)) for c in grid.cells()]
     todo = [(c, st) for c, st in states if not st["done"] and c.name not in busy]
     fresh = [(c, st) for c, st in todo if st["units"] == 0]
-    rest = sorted((x for x in todo if x[1]["units"] > 0), key=lambda x: -x[1]["widest"])
+    few = [(c, st) for c, st in todo if 0 < st["units"] < grid.min_units]
+    rest = sorted((x for x in todo if x[1]["units"] >= grid.min_units), key=lambda x: -x[1]["widest"])
     out = []
-    for c, _ in [*fresh, *rest][:k]:
+    for c, _ in [*fresh, *few, *rest][:k]:
         seeds = stored_seeds(grid, c) + live.get(c.name, [])
         out.append((c, max(seeds, default=0) + 1))
     return out
