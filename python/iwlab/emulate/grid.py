@@ -423,7 +423,7 @@ def run(grid: Grid, parallel: int, log: Path | None, max_units: int | None = Non
                 started += 1
                 print(f"{dt.datetime.now(dt.timezone.utc):%H:%M:%S} {c.name} seed {s}: started "
                       f"(load {os.getloadavg()[0]:.1f})", flush=True)
-        if not running:
+        if not running and not in_progress(grid):  # a restarted runner waits for the units it found running
             return
         time.sleep(2)
 
