@@ -20,8 +20,10 @@ The engine is never fitted: every figure is the engine as it is against the stor
 from __future__ import annotations
 
 import copy
+import json
 import math
 import tempfile
+import time
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
@@ -30,7 +32,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from iwlab.emulate.grid import Cell, Grid, load_flows, per_size, stored_seeds, unit_dir
+from iwlab.emulate.grid import Cell, Grid, GridError, load_flows, per_size, stored_seeds, unit_dir
 
 Z95 = 1.959964
 
@@ -194,8 +196,14 @@ def sensitivity(rows: pd.DataFrame) -> pd.DataFrame:
 def compare_grid(grid_path: str | Path, sim_seeds: int = 4, replay: bool = True, first_flight: bool = True,
                  workers: int = 2, cells: list[str] | None = None, out: str | Path | None = None) -> GridComparison:
     grid = Grid.load(grid_path)
+    unknown = sorted(set(cells or []) - {c.name for c in grid.cells()})
+    if unknown:
+        raise GridError(f"--cells: {', '.join(unknown)} not in {grid.path}; allowed: "
+                        + ", ".join(c.name for c in grid.cells()))
     todo = [c for c in grid.cells() if stored_seeds(grid, c) and (not cells or c.name in cells)]
+    t0 = time.monotonic()
     sim = simulate(grid, todo, sim_seeds, replay, first_flight, workers)
+    wall = time.monotonic() - t0
     rows = compare_rows(grid, todo, sim)
     res = GridComparison(rows, slice_table(rows), sensitivity(rows) if len(rows) else pd.DataFrame())
     if out is not None:
@@ -206,6 +214,15 @@ def compare_grid(grid_path: str | Path, sim_seeds: int = 4, replay: bool = True,
         res.sensitivity.to_csv(out / "grid-sensitivity.csv", index=False)
         (out / "grid-report.html").write_text(html_report(res, grid))
         (out / "grid-tables.md").write_text(res.markdown())
+        import iwlab
+
+        (out / "compare.json").write_text(json.dumps({
+            "command": " ".join(["iwlab compare --grid", str(grid_path), f"--seeds {sim_seeds}",
+                                 *(["--no-replay"] if not replay else []), *(["--no-first-flight"] if not first_flight else []),
+                                 *([f"--cells {','.join(cells)}"] if cells else []), f"--workers {workers}", f"--out {out}"]),
+            "grid": str(grid.path), "sim_seeds": sim_seeds, "replay": replay, "first_flight": first_flight,
+            "workers": workers, "cells": len(todo), "kernel_units": sum(len(stored_seeds(grid, c)) for c in todo),
+            "simulator_wall_seconds": round(wall, 1), "engine": iwlab.engine_id()}, indent=1) + "\n")
     return res
 
 

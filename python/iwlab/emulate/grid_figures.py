@@ -1,0 +1,246 @@
+"""The kernel grid's figures in the docs, written from the stored comparison only
+(`data/kernel/grid-compare/`: the tables `iwlab compare --grid … --out` wrote, and its
+`compare.json` with the command), so no figure in the text can go stale:
+
+    python -m iwlab.emulate.grid_figures            # rewrite the marked blocks
+    python -m iwlab.emulate.grid_figures --check    # exit 1 if a block differs from the stored data
+
+A block sits between `<!-- grid-figures:NAME -->` and `<!-- /grid-figures:NAME -->`;
+`tests/test_grid_figures.py` runs the check.
+
+The goals the grid is held to, over the lossy cells (cells where some kernel short flow had an
+RTO or lost part of its first flight), per arrival pattern and per engine variant (`sim`: the
+engine's own arrival draws; `replay`: each kernel unit's own start times and (size, IW) order):
+mean |Δratio| no larger than the sampling-noise floor of both sides' CIs; at least 85 % of rows
+inside the kernel's 95 % CI; no IW3/IW10 order that differs from the kernel's where the kernel's
+CI excludes 1; and the engine's change of the ratio between arrival patterns (each against the
+closed loop) within 0.1 of the kernel's.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+import sys
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from iwlab.emulate.grid_compare import md_table, noise_floor, slice_table
+
+ROOT = Path(__file__).resolve().parents[3]
+STORED = ROOT / "data" / "kernel" / "grid-compare"
+IN_CI_SHARE = 0.85
+SENSITIVITY_TOLERANCE = 0.1
+BASE_PATTERN = "closed"
+
+BACKGROUNDS = {"none": "no background", "udp60": "UDP 60 %", "udp80": "UDP 80 %", "udp90": "UDP 90 %",
+               "tcp1": "1 long-lived CUBIC flow", "tcp2": "2 long-lived flows", "tcp4": "4 long-lived flows",
+               "udp60-tcp1": "UDP 60 % + 1 long-lived", "udp80-tcp1": "UDP 80 % + 1 long-lived",
+               "udp90-tcp1": "UDP 90 % + 1 long-lived"}
+PATTERNS = {"closed": "closed loop", "periodic": "periodic 2 s", "poisson10": "Poisson 10 %",
+            "poisson30": "Poisson 30 %"}
+
+
+def load(stored: Path = STORED) -> tuple[pd.DataFrame, dict]:
+    rows = pd.read_csv(stored / "grid-rows.csv")
+    meta = json.loads((stored / "compare.json").read_text())
+    return rows, meta
+
+
+def lossy_cells(rows: pd.DataFrame) -> set[str]:
+    """Cells where some kernel short flow had an RTO or lost part of its first flight."""
+    loss = (rows["kern_rto"].fillna(0) > 0) | (rows["kern_ff"].fillna(0) > 0)
+    return set(rows.loc[loss, "cell"])
+
+
+def order_flips(rows: pd.DataFrame, side: str) -> pd.DataFrame:
+    """Rows where the kernel's CI excludes 1 and the engine puts IW 3 and IW 10 the other way."""
+    col = f"{side}_ratio"
+    sure = rows[(rows["kern_lo"] > 1) | (rows["kern_hi"] < 1)].dropna(subset=[col])
+    return sure[np.sign(sure[col] - 1) * np.sign(sure["kern_ratio"] - 1) < 0]
+
+
+def sensitivity_changes(rows: pd.DataFrame, side: str) -> pd.DataFrame:
+    """Per (size, background, pattern) at the smallest buffer: the ratio's change from the closed
+    loop to that pattern, kernel and engine, and their difference."""
+    b = rows[rows["buffer"] == rows["buffer"].min()]
+    base = b[b["arrivals"] == BASE_PATTERN].set_index(["size", "background"])
+    out = []
+    for _, r in b[b["arrivals"] != BASE_PATTERN].iterrows():
+        key = (r["size"], r["background"])
+        if key not in base.index:
+            continue
+        k0, e0 = base.loc[key, "kern_ratio"], base.loc[key, f"{side}_ratio"]
+        dk, de = r["kern_ratio"] - k0, r[f"{side}_ratio"] - e0
+        out.append({"size": int(r["size"]), "background": r["background"], "arrivals": r["arrivals"],
+                    "kernel_change": dk, "engine_change": de, "difference": de - dk})
+    cols = ["size", "background", "arrivals", "kernel_change", "engine_change", "difference"]
+    return pd.DataFrame(out, columns=cols).dropna(subset=["difference"])
+
+
+def goals(rows: pd.DataFrame, side: str) -> pd.DataFrame:
+    """One row per arrival pattern (and all), over the lossy cells: the four goals and whether each holds."""
+    delta = "delta" if side == "sim" else "replay_delta"
+    in_ci = "in_ci" if side == "sim" else "replay_in_ci"
+    lossy = rows[rows["cell"].isin(lossy_cells(rows))].dropna(subset=["kern_ratio", delta])
+    changes = sensitivity_changes(rows[rows["cell"].isin(lossy_cells(rows))], side)
+    out = []
+    for pattern, g in [("all", lossy), *lossy.groupby("arrivals", sort=False)]:
+        mad, floor = float(g[delta].abs().mean()), noise_floor(g, side)
+        n_in = int(g[in_ci].astype(bool).sum())
+        flips = order_flips(g, side)
+        ch = changes if pattern == "all" else changes[changes["arrivals"] == pattern]
+        ok_ch = int((ch["difference"].abs() <= SENSITIVITY_TOLERANCE).sum())
+        out.append({"arrivals": pattern, "cells": g["cell"].nunique(), "rows": len(g),
+                    "mean_abs_delta": mad, "noise_floor": floor, "delta_within_noise": mad <= floor,
+                    "in_ci": f"{n_in}/{len(g)}", "in_ci_85": n_in >= IN_CI_SHARE * len(g),
+                    "order_flips": len(flips), "no_flip": len(flips) == 0,
+                    "pattern_changes_within_0.1": "" if pattern == BASE_PATTERN else f"{ok_ch}/{len(ch)}",
+                    "sensitivity_holds": True if pattern == BASE_PATTERN else ok_ch == len(ch)})
+    return pd.DataFrame(out)
+
+
+# ---- the text blocks ---------------------------------------------------------------------------
+def _yes(v: bool) -> str:
+    return "yes" if v else "**no**"
+
+
+def _slices_md(rows: pd.DataFrame) -> str:
+    s = slice_table(rows)
+    s["value"] = [BACKGROUNDS.get(v, PATTERNS.get(v, v)) if isinstance(v, str) else v for v in s["value"]]
+    s["value"] = [f"{v} seg" if sl == "size" else (f"{v} pkt" if sl == "buffer" else v)
+                  for sl, v in zip(s["slice"], s["value"])]
+    cols = {"slice": "slice", "value": "value", "rows": "rows", "sim_mean_abs_delta": "mean \\|Δ\\| (engine)",
+            "sim_in_ci": "in CI", "sim_noise_floor": "noise floor", "replay_mean_abs_delta": "mean \\|Δ\\| (replay)",
+            "replay_in_ci": "in CI (replay)", "replay_noise_floor": "noise floor (replay)"}
+    return md_table(s[[c for c in cols if c in s]].rename(columns=cols))
+
+
+def _goals_md(rows: pd.DataFrame) -> str:
+    parts = []
+    for side, label in (("sim", "engine's own arrivals"), ("replay", "kernel's arrivals replayed")):
+        if f"{side}_ratio" not in rows:
+            continue
+        g = goals(rows, side)
+        t = pd.DataFrame({
+            "arrivals": [PATTERNS.get(a, a) for a in g["arrivals"]], "lossy cells": g["cells"], "rows": g["rows"],
+            "mean \\|Δ\\|": g["mean_abs_delta"], "noise floor": g["noise_floor"],
+            "\\|Δ\\| ≤ floor": [_yes(v) for v in g["delta_within_noise"]],
+            "in CI": g["in_ci"], "≥ 85 %": [_yes(v) for v in g["in_ci_85"]],
+            "order flips": g["order_flips"],
+            "change vs closed loop within 0.1": [c if c else "—" for c in g["pattern_changes_within_0.1"]]})
+        parts.append(f"{label.capitalize()}:\n\n" + md_table(t))
+    return "\n\n".join(parts)
+
+
+def _flips_md(rows: pd.DataFrame) -> str:
+    lines = []
+    for side, label in (("sim", "engine"), ("replay", "replay")):
+        if f"{side}_ratio" not in rows:
+            continue
+        f = order_flips(rows[rows["cell"].isin(lossy_cells(rows))], side)
+        cells = ", ".join(f"{c} {int(z)} seg (kernel {k:.2f} [{lo:.2f}, {hi:.2f}], {label} {e:.2f})"
+                          for c, z, k, lo, hi, e in zip(f["cell"], f["size"], f["kern_ratio"], f["kern_lo"],
+                                                        f["kern_hi"], f[f"{side}_ratio"]))
+        lines.append(f"* Lossy rows where the kernel's CI excludes 1 and the {label} orders IW 3 and IW 10 the other way: "
+                     + (cells if cells else "none"))
+    return "\n".join(lines)
+
+
+def _worst_md(rows: pd.DataFrame, n: int = 8) -> str:
+    w = rows.dropna(subset=["delta"]).assign(abs_delta=lambda d: d["delta"].abs()).nlargest(n, "abs_delta")
+    cols = ["cell", "size", "n_kernel", "kern_ratio", "kern_lo", "kern_hi", "sim_ratio", "replay_ratio",
+            "kern_rto", "sim_rto", "kern_ff", "sim_ff"]
+    return md_table(w[[c for c in cols if c in w]])
+
+
+def _sensitivity_md(rows: pd.DataFrame) -> str:
+    """Per size and background (buffer 25): kernel → engine ratio per pattern."""
+    b = rows[rows["buffer"] == rows["buffer"].min()]
+    pats = [p for p in PATTERNS if p in set(b["arrivals"])]
+    t = b.pivot_table(index=["size", "background"], columns="arrivals", values=["kern_ratio", "sim_ratio"],
+                      aggfunc="first", sort=False)
+    out = []
+    for (size, bg), r in t.iterrows():
+        row = {"size": int(size), "background": BACKGROUNDS.get(bg, bg)}
+        for p in pats:
+            k, e = r.get(("kern_ratio", p)), r.get(("sim_ratio", p))
+            row[PATTERNS[p]] = "" if k is None or not np.isfinite(k) else f"{k:.2f} / {e:.2f}"
+        out.append(row)
+    return md_table(pd.DataFrame(out).sort_values(["size", "background"], key=lambda s: s.map(
+        {v: i for i, v in enumerate(BACKGROUNDS.values())}) if s.name == "background" else s, kind="stable"))
+
+
+def _sensitivity_summary_md(rows: pd.DataFrame) -> str:
+    c = sensitivity_changes(rows[rows["cell"].isin(lossy_cells(rows))], "sim")
+    w = c.assign(a=c["difference"].abs()).nlargest(6, "a")
+    w = w.assign(background=w["background"].map(lambda v: BACKGROUNDS.get(v, v)),
+                 arrivals=w["arrivals"].map(lambda v: PATTERNS.get(v, v)))
+    return (f"Change of the ratio from the closed loop to each other pattern, lossy cells: "
+            f"{int((c['difference'].abs() <= SENSITIVITY_TOLERANCE).sum())}/{len(c)} within "
+            f"{SENSITIVITY_TOLERANCE} of the kernel's change (mean \\|engine − kernel\\| "
+            f"{c['difference'].abs().mean():.3f}); the largest differences:\n\n"
+            + md_table(w[["size", "background", "arrivals", "kernel_change", "engine_change", "difference"]], 2))
+
+
+def _header(meta: dict) -> str:
+    return (f"Stored in `data/kernel/grid-compare/` by\n\n```sh\n{meta['command']}\n```\n\n"
+            f"({meta['cells']} cells, {meta['kernel_units']} kernel units of 300 s; the simulator side took "
+            f"{meta['simulator_wall_seconds']:.0f} s of wall time, {meta['workers']} worker processes.)")
+
+
+def blocks(rows: pd.DataFrame, meta: dict) -> dict[str, str]:
+    summary = "\n\n".join([_header(meta), "Per slice (every row; Δ = engine − kernel, IW10/IW3 of mean completion):",
+                           _slices_md(rows), "The goals, over the lossy cells:", _goals_md(rows), _flips_md(rows)])
+    full = "\n\n".join([summary, "The rows furthest from the kernel (own arrivals):", _worst_md(rows),
+                        _sensitivity_summary_md(rows),
+                        "IW10/IW3 per size, background and arrival pattern (buffer 25 packets), kernel / engine:",
+                        _sensitivity_md(rows)])
+    return {"grid-summary": summary, "grid-full": full}
+
+
+# ---- the documents -----------------------------------------------------------------------------
+DOCUMENTS = {"grid-summary": ROOT / "python" / "iwlab" / "emulate" / "README.md", "grid-full": ROOT / "docs" / "kernel-grid.md"}
+
+
+def _pattern(name: str) -> re.Pattern:
+    return re.compile(rf"(<!-- grid-figures:{name} -->\n)(.*?)(<!-- /grid-figures:{name} -->)", re.S)
+
+
+def render(text: str, name: str, block: str) -> str:
+    p = _pattern(name)
+    if not p.search(text):
+        raise ValueError(f"no <!-- grid-figures:{name} --> … <!-- /grid-figures:{name} --> block")
+    return p.sub(lambda m: m.group(1) + block.rstrip("\n") + "\n" + m.group(3), text, count=1)
+
+
+def stale(stored: Path = STORED) -> list[str]:
+    """Documents whose generated block differs from what the stored data gives."""
+    rows, meta = load(stored)
+    b = blocks(rows, meta)
+    return [str(path.relative_to(ROOT)) for name, path in DOCUMENTS.items()
+            if render(path.read_text(), name, b[name]) != path.read_text()]
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(prog="python -m iwlab.emulate.grid_figures", description=__doc__.split("\n\n")[0])
+    ap.add_argument("--check", action="store_true", help="exit 1 if a document's block differs from the stored data")
+    a = ap.parse_args(argv)
+    if a.check:
+        bad = stale()
+        for p in bad:
+            print(f"{p}: the grid figures differ from data/kernel/grid-compare/ (python -m iwlab.emulate.grid_figures)")
+        return 1 if bad else 0
+    rows, meta = load()
+    for name, block in blocks(rows, meta).items():
+        path = DOCUMENTS[name]
+        path.write_text(render(path.read_text(), name, block))
+        print(f"wrote {path.relative_to(ROOT)}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
