@@ -193,6 +193,14 @@ def sensitivity(rows: pd.DataFrame) -> pd.DataFrame:
     return t[order].reset_index()
 
 
+def _cpu_seconds() -> float:
+    """User + system time of this process and its finished workers."""
+    import resource
+
+    me, kids = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+    return me.ru_utime + me.ru_stime + kids.ru_utime + kids.ru_stime
+
+
 def compare_grid(grid_path: str | Path, sim_seeds: int = 4, replay: bool = True, first_flight: bool = True,
                  workers: int = 2, cells: list[str] | None = None, out: str | Path | None = None) -> GridComparison:
     grid = Grid.load(grid_path)
@@ -201,9 +209,9 @@ def compare_grid(grid_path: str | Path, sim_seeds: int = 4, replay: bool = True,
         raise GridError(f"--cells: {', '.join(unknown)} not in {grid.path}; allowed: "
                         + ", ".join(c.name for c in grid.cells()))
     todo = [c for c in grid.cells() if stored_seeds(grid, c) and (not cells or c.name in cells)]
-    t0 = time.monotonic()
+    t0, c0 = time.monotonic(), _cpu_seconds()
     sim = simulate(grid, todo, sim_seeds, replay, first_flight, workers)
-    wall = time.monotonic() - t0
+    wall, cpu = time.monotonic() - t0, _cpu_seconds() - c0
     rows = compare_rows(grid, todo, sim)
     res = GridComparison(rows, slice_table(rows), sensitivity(rows) if len(rows) else pd.DataFrame())
     if out is not None:
@@ -222,7 +230,9 @@ def compare_grid(grid_path: str | Path, sim_seeds: int = 4, replay: bool = True,
                                  *([f"--cells {','.join(cells)}"] if cells else []), f"--workers {workers}", f"--out {out}"]),
             "grid": str(grid.path), "sim_seeds": sim_seeds, "replay": replay, "first_flight": first_flight,
             "workers": workers, "cells": len(todo), "kernel_units": sum(len(stored_seeds(grid, c)) for c in todo),
-            "simulator_wall_seconds": round(wall, 1), "engine": iwlab.engine_id()}, indent=1) + "\n")
+            "units": {c.name: stored_seeds(grid, c) for c in todo},
+            "simulator_wall_seconds": round(wall, 1),
+            "simulator_cpu_seconds": round(cpu, 1), "engine": iwlab.engine_id()}, indent=1) + "\n")
     return res
 
 

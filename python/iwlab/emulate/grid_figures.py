@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import re
 import sys
 from pathlib import Path
@@ -28,7 +29,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from iwlab.emulate.grid_compare import md_table, noise_floor, slice_table
+from iwlab.emulate.grid_compare import Z95, md_table, noise_floor, slice_table
 
 ROOT = Path(__file__).resolve().parents[3]
 STORED = ROOT / "data" / "kernel" / "grid-compare"
@@ -75,9 +76,14 @@ def sensitivity_changes(rows: pd.DataFrame, side: str) -> pd.DataFrame:
             continue
         k0, e0 = base.loc[key, "kern_ratio"], base.loc[key, f"{side}_ratio"]
         dk, de = r["kern_ratio"] - k0, r[f"{side}_ratio"] - e0
+        # Each ratio's standard error from its 95 % CI; the difference of the two changes has four.
+        sd = [(hi - lo) / (2 * Z95) for lo, hi in ((base.loc[key, "kern_lo"], base.loc[key, "kern_hi"]),
+                                                   (base.loc[key, f"{side}_lo"], base.loc[key, f"{side}_hi"]),
+                                                   (r["kern_lo"], r["kern_hi"]), (r[f"{side}_lo"], r[f"{side}_hi"]))]
         out.append({"size": int(r["size"]), "background": r["background"], "arrivals": r["arrivals"],
-                    "kernel_change": dk, "engine_change": de, "difference": de - dk})
-    cols = ["size", "background", "arrivals", "kernel_change", "engine_change", "difference"]
+                    "kernel_change": dk, "engine_change": de, "difference": de - dk,
+                    "noise": math.sqrt(2 / math.pi) * math.sqrt(sum(x * x for x in sd))})
+    cols = ["size", "background", "arrivals", "kernel_change", "engine_change", "difference", "noise"]
     return pd.DataFrame(out, columns=cols).dropna(subset=["difference"])
 
 
@@ -101,6 +107,89 @@ def goals(rows: pd.DataFrame, side: str) -> pd.DataFrame:
                     "pattern_changes_within_0.1": "" if pattern == BASE_PATTERN else f"{ok_ch}/{len(ch)}",
                     "sensitivity_holds": True if pattern == BASE_PATTERN else ok_ch == len(ch)})
     return pd.DataFrame(out)
+
+
+# ---- the testbed's load ------------------------------------------------------------------------
+LOW_LOAD, HIGH_LOAD = 5.0, 15.0
+
+
+def unit_loads(units: dict[str, list[int]], grid_path: Path = ROOT / "data" / "kernel" / "grid.toml") -> pd.DataFrame:
+    """Per kernel unit the comparison used (`units`: cell -> seeds) beside long-lived flows: the
+    machine's mean load average while it ran and the mean number of first-flight segments lost by
+    IW 10 responses of at least 10 segments (whose whole first flight is 10 segments)."""
+    from iwlab.emulate.grid import Grid, unit_dir
+
+    grid = Grid.load(grid_path)
+    out = []
+    for c in grid.cells():
+        if "bulk" not in grid.data["backgrounds"][c.background]:
+            continue
+        for s in units.get(c.name, []):
+            d = unit_dir(grid, c, s)
+            f = pd.read_parquet(d / "flows.parquet")
+            if "ff_lost" not in f:
+                continue
+            x = f[(f["app_kind"] == "short") & (f["iw_segments"] == 10) & (f["response_bytes"] >= 10 * grid.mss())
+                  & ~f["in_warmup"].astype(bool)]["ff_lost"].dropna()
+            if len(x):
+                load = json.loads((d / "run.json").read_text())["load_average"]["mean"]
+                out.append({"cell": c.name, "seed": s, "load": load, "flows": len(x), "ff_lost_iw10": float(x.mean())})
+    return pd.DataFrame(out)
+
+
+def _load_md(u: pd.DataFrame) -> str:
+    dl = u["load"] - u.groupby("cell")["load"].transform("mean")
+    df = u["ff_lost_iw10"] - u.groupby("cell")["ff_lost_iw10"].transform("mean")
+    r = float(np.corrcoef(dl, df)[0, 1])
+    both = u.assign(level=np.where(u["load"] < LOW_LOAD, "low", np.where(u["load"] > HIGH_LOAD, "high", "")))
+    t = both[both["level"] != ""].pivot_table(index="cell", columns="level", values=["ff_lost_iw10", "load"],
+                                              aggfunc="mean").dropna()
+    t = pd.DataFrame({"cell": t.index, f"load ≤ {LOW_LOAD:g}": t[("load", "low")].to_numpy(),
+                      "lost (low load)": t[("ff_lost_iw10", "low")].to_numpy(),
+                      f"load ≥ {HIGH_LOAD:g}": t[("load", "high")].to_numpy(),
+                      "lost (high load)": t[("ff_lost_iw10", "high")].to_numpy()})
+    fewer = int((t["lost (high load)"] < t["lost (low load)"]).sum())
+    return (f"{len(u)} kernel units beside long-lived flows, IW 10 responses of ≥ 10 segments: the mean number of "
+            f"first-flight segments lost against the machine's load average while the unit ran, both taken "
+            f"relative to the cell's mean, correlate at r = {r:.2f}. In {fewer} of the {len(t)} cells with units at "
+            f"both a low and a high load, the loaded units lost fewer:\n\n" + md_table(t, 2))
+
+
+def low_load_rows(rows: pd.DataFrame, units: dict[str, list[int]],
+                  grid_path: Path = ROOT / "data" / "kernel" / "grid.toml") -> pd.DataFrame:
+    """The lossy rows again, against those of the comparison's kernel units (`units`) run at a load
+    average ≤ LOW_LOAD only (cells that have one): the kernel's ratio and CI from those units, the
+    engine's as stored."""
+    from iwlab.emulate.grid import Grid, per_size, unit_dir
+
+    grid = Grid.load(grid_path)
+    out = []
+    for name in sorted(lossy_cells(rows)):
+        c = grid.cell(name)
+        quiet = [s for s in units.get(name, []) if json.loads(
+            (unit_dir(grid, c, s) / "run.json").read_text())["load_average"]["mean"] <= LOW_LOAD]
+        if not quiet:
+            continue
+        f = pd.concat([pd.read_parquet(unit_dir(grid, c, s) / "flows.parquet") for s in quiet], ignore_index=True)
+        t = per_size(f[~f["in_warmup"].astype(bool)], grid.mss(), grid.sizes).set_index("size")
+        for _, r in rows[rows["cell"] == name].iterrows():
+            k = t.loc[int(r["size"])]
+            out.append({**r.to_dict(), "units": len(quiet), "kern_ratio": k["ratio"], "kern_lo": k["ratio_lo"],
+                        "kern_hi": k["ratio_hi"], "delta": r["sim_ratio"] - k["ratio"],
+                        "in_ci": bool(k["ratio_lo"] <= r["sim_ratio"] <= k["ratio_hi"])})
+    return pd.DataFrame(out).dropna(subset=["kern_ratio", "delta"])
+
+
+def _low_load_md(rows: pd.DataFrame, units: dict[str, list[int]]) -> str:
+    q = low_load_rows(rows, units)
+    same = rows.set_index(["cell", "size"]).loc[list(zip(q["cell"], q["size"]))].dropna(subset=["delta"]).reset_index()
+    q = q.set_index(["cell", "size"]).loc[list(zip(same["cell"], same["size"]))].reset_index()
+    t = pd.DataFrame([{"kernel units": label, "cells": d["cell"].nunique(), "rows": len(d),
+                       "mean \\|Δ\\| (engine)": float(d["delta"].abs().mean()), "noise floor": noise_floor(d),
+                       "in CI": f"{int(d['in_ci'].astype(bool).sum())}/{len(d)}"}
+                      for label, d in (("all", same), (f"load ≤ {LOW_LOAD:g} only", q))])
+    return ("The same lossy rows (cells with at least one unit run at a load average ≤ "
+            f"{LOW_LOAD:g}) against every stored unit and against the quiet units alone:\n\n" + md_table(t))
 
 
 # ---- the text blocks ---------------------------------------------------------------------------
@@ -181,15 +270,19 @@ def _sensitivity_summary_md(rows: pd.DataFrame) -> str:
                  arrivals=w["arrivals"].map(lambda v: PATTERNS.get(v, v)))
     return (f"Change of the ratio from the closed loop to each other pattern, lossy cells: "
             f"{int((c['difference'].abs() <= SENSITIVITY_TOLERANCE).sum())}/{len(c)} within "
-            f"{SENSITIVITY_TOLERANCE} of the kernel's change (mean \\|engine − kernel\\| "
-            f"{c['difference'].abs().mean():.3f}); the largest differences:\n\n"
+            f"{SENSITIVITY_TOLERANCE} of the kernel's change; mean \\|engine − kernel\\| "
+            f"{c['difference'].abs().mean():.3f}, where sampling noise alone would give {c['noise'].mean():.3f} "
+            f"(from the four ratios' CIs). The largest differences:\n\n"
             + md_table(w[["size", "background", "arrivals", "kernel_change", "engine_change", "difference"]], 2))
 
 
 def _header(meta: dict) -> str:
-    return (f"Stored in `data/kernel/grid-compare/` by\n\n```sh\n{meta['command']}\n```\n\n"
-            f"({meta['cells']} cells, {meta['kernel_units']} kernel units of 300 s; the simulator side took "
-            f"{meta['simulator_wall_seconds']:.0f} s of wall time, {meta['workers']} worker processes.)")
+    cmd = re.sub(r" --out \S+", "", meta["command"])
+    cpu = meta.get("simulator_cpu_seconds")
+    return (f"Stored in `data/kernel/grid-compare/` (`--out` to that directory) by\n\n```sh\n{cmd}\n```\n\n"
+            f"{meta['cells']} cells, {meta['kernel_units']} kernel units of 300 s. The simulator side took "
+            f"{meta['simulator_wall_seconds']:.0f} s of wall time with {meta['workers']} worker processes"
+            + (f" and {cpu:.0f} CPU seconds in all (≈ {cpu / 2:.0f} s on two idle cores)" if cpu else "") + ".")
 
 
 def blocks(rows: pd.DataFrame, meta: dict) -> dict[str, str]:
@@ -198,7 +291,9 @@ def blocks(rows: pd.DataFrame, meta: dict) -> dict[str, str]:
     full = "\n\n".join([summary, "The rows furthest from the kernel (own arrivals):", _worst_md(rows),
                         _sensitivity_summary_md(rows),
                         "IW10/IW3 per size, background and arrival pattern (buffer 25 packets), kernel / engine:",
-                        _sensitivity_md(rows)])
+                        _sensitivity_md(rows),
+                        "The testbed's load and the first flight (from the stored kernel units alone):",
+                        _load_md(unit_loads(meta["units"])), _low_load_md(rows, meta["units"])])
     return {"grid-summary": summary, "grid-full": full}
 
 
