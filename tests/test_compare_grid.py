@@ -78,3 +78,11 @@ def test_slices_count_rows_in_the_kernels_ci(rows):
     n_in, n = map(int, top["sim_in_ci"].split("/"))
     assert n == len(rows.dropna(subset=["kern_ratio", "delta"])) and 0 <= n_in <= n
     assert set(s.loc[s["slice"] == "size", "value"]) == {3, 9, 10, 21, 22, 30}
+
+
+def test_an_unknown_cell_is_refused_by_name():
+    from iwlab.emulate.grid import GridError
+    from iwlab.emulate.grid_compare import compare_grid
+
+    with pytest.raises(GridError, match=r"--cells: closed-b25-nowhere not in .*allowed: closed-b25-none"):
+        compare_grid(GRID, cells=["closed-b25-nowhere"])
