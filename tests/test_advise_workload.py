@@ -60,8 +60,6 @@ def test_load_as_flows_per_second_and_bad_arrivals_name_the_field():
         Profile.from_flags(arrivals="uniform")
     with pytest.raises(ProfileError, match=r"load = '-2/s' is not allowed"):
         Profile.from_flags(load="-2/s")
-    with pytest.raises(ProfileError, match=r"arrivals = 'periodic' is not allowed; expected poisson with sizes"):
-        scenario_data(Profile.from_flags(sizes="websearch", arrivals="periodic"), expand(["fixed:10"], 1448)[0])
 
 
 def test_long_lived_backgrounds_are_the_studies_bulk_app_bulk_rate_limited_or_a_measured_share():
@@ -91,8 +89,42 @@ def test_sensitivity_varies_rtt_buffer_load_and_the_arrival_process():
     assert dims == {"rtt", "buffer", "load", "arrivals"}
     assert sorted(f for d, _l, f, _q in v if d == "load") == [0.25, 0.5, 2.0, 4.0]
     assert sorted(q.arrivals for d, *_x, q in v if d == "arrivals") == ["bursts", "closed-loop", "periodic"]
-    # Sizes from a distribution arrive as Poisson only: no arrival variants.
-    assert "arrivals" not in {d for d, *_ in sensitivity_variants(Profile.from_flags(sizes="websearch"))}
+    # Sizes from a distribution arrive every way too.
+    assert sorted(q.arrivals for d, *_x, q in sensitivity_variants(Profile.from_flags(sizes="websearch"))
+                  if d == "arrivals") == ["bursts", "closed-loop", "periodic"]
+
+
+@pytest.mark.parametrize("kind", ["periodic", "closed-loop", "bursts"])
+def test_sizes_from_a_distribution_arrive_every_way_as_equally_likely_strata_keeping_the_mean(kind, tmp_path):
+    from iwlab.advise.build import STRATA, mean_response_bytes, size_strata
+    from iwlab.advise.profile import sizes_cdf
+    from iwlab.emulate.dists import mean, normalize
+
+    p = Profile.from_flags(**{**CELL, "sizes": "websearch"}, arrivals=kind, load="10%")
+    data = scenario_data(p, expand(["fixed:10"], p.mss)[0])
+    Scenario.from_data(data, "<t>")  # the engine accepts it
+    (fg,) = [a for a in data["apps"] if a["name"].startswith("cand")]
+    assert fg["kind"] == "short-flows" and fg["arrivals"]["kind"] == kind and fg["mix_order"] == "random"
+    sizes = [int(m["response"].removesuffix("B")) for m in fg["mix"]]
+    assert len(sizes) == STRATA and sizes == sorted(sizes) and sizes[0] >= p.mss
+    # The strata keep the distribution's mean (so the load): web-search's CDF, at least one MSS.
+    exact = mean(normalize({"kind": "empirical", "builtin": "websearch", "min": p.mss}, 1.0), n=400_000)
+    assert mean_response_bytes(p) == pytest.approx(exact, rel=0.01)
+    # The median (50 kB + 30 kB x 0.10/0.13, between the CDF's points at 0.40 and 0.53) lies between
+    # the 50th and the 51st stratum; the top stratum is in the 10…30 MB tail.
+    assert sizes[49] < 50_000 + 30_000 * 0.10 / 0.13 < sizes[50] and sizes[-1] > 10e6
+    # A file of sizes: the engine's interpolated CDF of it, with the same mean.
+    f = tmp_path / "sizes.csv"
+    f.write_text("13032\n30408\n")
+    q = Profile.from_flags(**{**CELL, "sizes": str(f)}, arrivals=kind)
+    xs = size_strata(q)
+    assert sum(xs) / len(xs) == pytest.approx(mean({"kind": "empirical", "points": sizes_cdf(str(f))}), rel=1e-3)
+
+
+def test_a_distribution_under_poisson_arrivals_is_still_the_distribution_itself():
+    p = Profile.from_flags(**{**CELL, "sizes": "websearch"})
+    (fg,) = [a for a in scenario_data(p, expand(["fixed:10"], p.mss)[0])["apps"] if a["name"].startswith("cand")]
+    assert fg["kind"] == "poisson-flows" and fg["size"]["builtin"] == "websearch"
 
 
 def test_minimax_regret_picks_the_best_worst_case_not_the_best_mean():
@@ -191,3 +223,18 @@ def test_progress_is_a_bar_on_a_terminal_and_plain_lines_elsewhere():
     silent = io.StringIO()
     Progress(False, "advise", stream=silent).round("x", 1)
     assert silent.getvalue() == ""
+
+
+def test_the_objective_counts_the_flows_of_every_client_not_only_the_first():
+    # A short-flows app of 8 instances has one record id per instance: the candidate's flows are
+    # found by the app's name, so all 8 clients' flows count.
+    from iwlab.advise.evaluate import reduce
+
+    p = Profile.from_flags(**CELL, duration="20s")
+    data = scenario_data(p, expand(["fixed:10"], p.mss)[0])
+    r = iwlab.run(Scenario.from_data(data, "<t>"), seed=1)
+    f = r.flows[~r.flows["in_warmup"].astype(bool)]
+    mine = f[f["app_name"].astype(str).str.startswith("cand-")]
+    assert mine["client"].nunique() > 1
+    out = reduce(r.flows, r.links, r.queues, EvalSpec.of(data, end=20.0))
+    assert out["flows"] == len(mine) >= 30

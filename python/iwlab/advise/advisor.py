@@ -441,8 +441,7 @@ def _pareto(y: np.ndarray, x: np.ndarray) -> list[bool]:
 
 def sensitivity_variants(p: Profile) -> list[tuple[str, str, float, Profile]]:
     """(dimension, label, factor, profile) of every variant the sensitivity check runs: RTT and
-    buffer ×0.5/×2, load ×0.25…×4, and every other arrival process (fixed sizes only: sizes from a
-    distribution arrive as Poisson only)."""
+    buffer ×0.5/×2, load ×0.25…×4, and every other arrival process."""
     from iwlab.advise.profile import ARRIVALS
 
     out = []
@@ -455,10 +454,9 @@ def sensitivity_variants(p: Profile) -> list[tuple[str, str, float, Profile]]:
                 continue  # a share already at the 95 % ceiling
             name = {"rtt": "RTT", "buffer": "buffer", "load": "load"}[dim]
             out.append((dim, f"{name} ×{f:g}", f, q))
-    if p.sizes.endswith("seg"):
-        for kind in ARRIVALS:
-            if kind != p.arrivals:
-                out.append(("arrivals", kind, float("nan"), p.scaled(arrivals=kind)))
+    for kind in ARRIVALS:
+        if kind != p.arrivals:
+            out.append(("arrivals", kind, float("nan"), p.scaled(arrivals=kind)))
     return out
 
 

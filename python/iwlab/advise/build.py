@@ -5,8 +5,11 @@ servers, 1 ms access links each way, the bottleneck carrying the rest of the bas
 (RTT = 2 × (1 ms + bottleneck delay + 1 ms)); with an RTT range the client access delay is drawn
 per host. The profile's flows arrive as the profile's `arrivals` say, through the engine's one
 arrival model (the `short-flows` app's `arrivals`, docs/scenario-format.md): every client host is
-one source, the load (a share of the bottleneck, or flows/s) split evenly between them; sizes
-from a distribution use the `poisson-flows` app (Poisson only). Their servers use the
+one source, the load (a share of the bottleneck, or flows/s) split evenly between them. Sizes
+from a distribution use the `poisson-flows` app with Poisson arrivals (the distribution itself);
+with any other arrival process they are the short-flows app's `mix` drawn i.i.d.
+(`mix_order = "random"`) over `STRATA` equally likely sizes, each the mean of its stratum of the
+distribution (`size_strata`: the mean, hence the load, is kept). Their servers use the
 candidate's policy (`cand`). Background traffic runs between its own hosts: UDP at a share, N
 long-lived TCP flows (`bulk`, as the studies' long-lived background; rate-limited by their
 sender's link when the profile says so), or Poisson TCP flows with web-search sizes, all with IW
@@ -21,10 +24,13 @@ from typing import Any
 from iwlab.advise.types import Candidate
 from iwlab.advise.profile import Profile, sizes_cdf
 
-__all__ = ["scenario_data", "arrivals_table", "FOREGROUND", "OTHERS", "SAMPLE_INTERVAL", "BURST"]
+__all__ = ["scenario_data", "arrivals_table", "size_strata", "mean_response_bytes", "FOREGROUND", "OTHERS",
+           "SAMPLE_INTERVAL", "BURST", "STRATA"]
 
 #: Flows per burst of `--arrivals bursts` (a page's objects fetched at once).
 BURST = 4
+#: Equally likely sizes that stand for a size distribution under non-Poisson arrivals.
+STRATA = 100
 
 FOREGROUND = "cand"
 OTHERS = "others"
@@ -50,11 +56,42 @@ def _size(p: Profile) -> Any:
     return {"kind": "empirical", "points": sizes_cdf(p.sizes)}
 
 
+def _cdf_points(p: Profile) -> list[list[float]]:
+    """The size distribution's CDF points (bytes, P), as the engine interpolates them."""
+    from iwlab.emulate.dists import BUILTIN
+
+    if p.sizes in BUILTIN:
+        return [list(x) for x in BUILTIN[p.sizes]]
+    return sizes_cdf(p.sizes)
+
+
+def size_strata(p: Profile, n: int = STRATA) -> list[int]:
+    """`n` equally likely sizes (bytes) standing for the profile's size distribution: the
+    distribution's quantile function (piecewise linear between the CDF points, as the engine
+    draws it; at least one MSS for the built-in ones, as `_size` says) split into `n` strata of
+    equal probability, each represented by its mean — so the mean size, and with it the load,
+    stays the distribution's. A fixed size `Nseg` is one stratum."""
+    from iwlab.emulate.dists import _empirical
+
+    if p.sizes.endswith("seg"):
+        return [int(p.sizes[:-3]) * p.mss]
+    pts, least = _cdf_points(p), (p.mss if p.sizes in ("websearch", "datamining") else 1)
+    fine = 64  # midpoint rule inside a stratum: the quantile is linear between breakpoints
+    return [max(1, round(sum(max(_empirical(pts, (k + (j + 0.5) / fine) / n), least) for j in range(fine)) / fine))
+            for k in range(n)]
+
+
+def mean_response_bytes(p: Profile) -> float:
+    """The mean response of the profile's flows (bytes): what a load share is divided by."""
+    xs = size_strata(p)
+    return sum(xs) / len(xs)
+
+
 def arrivals_table(p: Profile, share: float, instances: int) -> tuple[dict[str, Any], Any]:
     """The `arrivals` table of one source (one of `instances`) carrying `share` of the profile's
     flows, and its `start` (periodic sources start at a uniform offset within their period, so
-    that sources are not in phase). Needs a fixed size (`Nseg`)."""
-    mean_bytes = int(p.sizes[:-3]) * p.mss
+    that sources are not in phase)."""
+    mean_bytes = mean_response_bytes(p)
     per_s = (p.flow_rate if p.flow_rate is not None else p.load * p.rate_bps / (8 * mean_bytes)) * share / instances
     if p.arrivals == "poisson":
         if p.flow_rate is not None:
@@ -69,15 +106,6 @@ def arrivals_table(p: Profile, share: float, instances: int) -> tuple[dict[str, 
     if p.arrivals == "bursts":
         return {"kind": "bursts", "flows": BURST, "gap": {"kind": "exponential", "mean": BURST / per_s}}, "0s"
     raise ValueError(f"arrivals = {p.arrivals!r} is not allowed")
-
-
-def check_arrivals(p: Profile) -> None:
-    """Sizes from a distribution arrive as Poisson only (`poisson-flows`); say so, naming the field."""
-    from iwlab.advise.profile import ProfileError
-
-    if not p.sizes.endswith("seg") and p.arrivals != "poisson":
-        raise ProfileError("arrivals", p.arrivals, f"poisson with sizes = {p.sizes!r} (other arrival processes need "
-                           "one response size, 'Nseg')")
 
 
 def tcp_table(p: Profile) -> dict[str, Any]:
@@ -115,15 +143,19 @@ def scenario_data(p: Profile, cand: Candidate, name: str = "advise") -> dict[str
     app_tcp: dict[str, Any] = dict(cand.tcp)
     harm = p.constraints.harm_pct is not None
     share = 0.5 if harm else 1.0
-    check_arrivals(p)
     for g in left:
         frac = g["count"] / sum(x["count"] for x in left)
         for who, policy in ((FOREGROUND, FOREGROUND), (OTHERS, "iw3")) if harm else ((FOREGROUND, FOREGROUND),):
             app = {"name": f"{who}-{g['name']}", "clients": g["name"], "servers": "servers",
                    "count": g["count"], "mapping": "modulo", "request": "100B", "server_iw": policy, "client_iw": policy}
-            if p.sizes.endswith("seg"):
+            if p.sizes.endswith("seg") or p.arrivals != "poisson":
                 arr, start = arrivals_table(p, share * frac, g["count"])
-                app.update(kind="short-flows", response=p.sizes, arrivals=arr, start=start)
+                app.update(kind="short-flows", arrivals=arr, start=start)
+                if p.sizes.endswith("seg"):
+                    app["response"] = p.sizes
+                else:
+                    app.update(mix=[{"response": f"{b}B"} for b in size_strata(p)],
+                               mix_order="random")
             elif p.flow_rate is not None:
                 app.update(kind="poisson-flows", size=_size(p), rate=round(p.flow_rate * share * frac, 12))
             else:

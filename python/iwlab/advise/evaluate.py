@@ -25,8 +25,12 @@ class EvalSpec:
     rate_bps: int = 0
     voip: bool = False
     #: indices of the applications whose flows are the candidate's, and of the IW-3 flows sharing the link
+    #: (records without `app_name`; an app of `count` instances has one id per instance there)
     apps: tuple[int, ...] = (0,)
     others: tuple[int, ...] = ()
+    #: the same applications by name: every instance's flows (records carry `app_name`)
+    names: tuple[str, ...] = ()
+    other_names: tuple[str, ...] = ()
     #: the run's end, seconds: a flow still open then counts with its completion time censored
     #: there (end − start), a lower bound of what it would have taken; None counts completed flows only
     end: float | None = None
@@ -41,7 +45,9 @@ class EvalSpec:
         names = [a.get("name", "") for a in data["apps"]]
         kw.setdefault("end", seconds(data["duration"]))
         return cls(apps=tuple(i for i, n in enumerate(names) if n.startswith(f"{FOREGROUND}-")),
-                   others=tuple(i for i, n in enumerate(names) if n.startswith(f"{OTHERS}-")), **kw)
+                   others=tuple(i for i, n in enumerate(names) if n.startswith(f"{OTHERS}-")),
+                   names=tuple(n for n in names if n.startswith(f"{FOREGROUND}-")),
+                   other_names=tuple(n for n in names if n.startswith(f"{OTHERS}-")), **kw)
 
 
 def sweep_module() -> Any:
@@ -69,7 +75,11 @@ def reduce(flows: Any, links: Any, queues: Any, spec: EvalSpec) -> dict[str, flo
     size = f["response_bytes"].to_numpy(dtype=float, na_value=np.nan)
     done = f["completed"].to_numpy(dtype=bool, na_value=False)
     fct = f["completion"].to_numpy(dtype=float, na_value=np.nan)
-    mine = np.isin(app, spec.apps)
+    # By name where the records say it: the record's `app` is the instance, so matching the app's
+    # index would keep only its first client's flows.
+    by_name = bool(spec.names) and "app_name" in f.columns
+    app_name = f["app_name"].astype(str).to_numpy() if by_name else None
+    mine = np.isin(app_name, spec.names) if by_name else np.isin(app, spec.apps)
     in_range = np.ones(len(f), dtype=bool)
     if spec.min_size is not None:
         in_range &= size >= spec.min_size
@@ -90,7 +100,7 @@ def reduce(flows: Any, links: Any, queues: Any, spec: EvalSpec) -> dict[str, flo
     out["timeouts"] = float(f["timeouts"].to_numpy(dtype=float, na_value=0)[mine].sum())
     iw = f["iw_segments"].to_numpy(dtype=float, na_value=np.nan)[mine]
     out["iw_segments"] = float(np.nanmean(iw)) if iw.size and np.isfinite(iw).any() else float("nan")
-    others = np.isin(app, spec.others) & done
+    others = (np.isin(app_name, spec.other_names) if by_name else np.isin(app, spec.others)) & done
     out["others_fct_mean"] = float(np.mean(fct[others])) if others.any() else float("nan")
     out["queue_delay_p99"] = float("nan")
     if spec.voip and len(queues) and len(links):

@@ -16,7 +16,10 @@ margin or the time limit is reached:
 
 A reversed verdict changes the printed advice (`AdviceRecord.verify_verdict`). The runs are as
 short as the objective allows (enough of its flows, `search.flows_needed`, after a 1 s warm-up),
-and the two candidates of a seed run side by side in their own namespaces (prefix `hv<pid>-`).
+and several run at once, each in its own namespaces (prefix `hv<pid>-`): the first `min_seeds`
+seeds of both candidates together, then further seeds in steps. Whether an arrival process can
+run on the kernel is the emulator's to say: its plan refuses what it cannot emulate
+(`iwlab.emulate.PlanError`), and the variant is reported "not emulable" with that reason.
 """
 
 from __future__ import annotations
@@ -30,7 +33,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from iwlab.advise.build import scenario_data
+from iwlab.advise.build import mean_response_bytes, scenario_data
 from iwlab.advise.evaluate import EvalSpec, reduce
 from iwlab.advise.search import flows_needed, t_interval
 from iwlab.advise.types import AdviceRecord
@@ -59,9 +62,7 @@ def verify_profile(p: Any, arrivals: str, duration: float | None = None) -> Any:
     needs (`flows_needed` of its flows, 25 % more for the draw's spread) after a 1 s warm-up."""
     q = p.scaled(arrivals=arrivals)
     if duration is None:
-        mean_bytes = int(p.sizes[:-3]) * p.mss if p.sizes.endswith("seg") else None
-        per_s = (p.flow_rate if p.flow_rate is not None else
-                 p.load * p.rate_bps / (8 * mean_bytes) if mean_bytes else None)
+        per_s = p.flow_rate if p.flow_rate is not None else p.load * p.rate_bps / (8 * mean_response_bytes(p))
         need = flows_needed(f"fct_{p.objective.metric}")
         duration = min(p.duration_s, WARMUP_S + 1.25 * need / per_s) if per_s else p.duration_s
     return replace(q, duration_s=float(duration), warmup_s=min(WARMUP_S, float(duration) / 4))
@@ -87,14 +88,15 @@ def _kernel_value(data: dict[str, Any], seed: int, col: str, spec: EvalSpec, pre
 
 
 def verify(a: AdviceRecord, arrivals: Sequence[str] | None = None, min_seeds: int = 3, max_seeds: int = 16,
-           time_limit: float = 600.0, duration: float | None = None, parallel: int = 2,
+           time_limit: float = 600.0, duration: float | None = None, parallel: int = 6,
            say: Callable[[str], None] | None = None, prefix: str = "hv") -> tuple[pd.DataFrame, str]:
     """The top two candidates on Linux TCP under `arrivals` (default: the profile's own, then
     `VERIFY_ARRIVALS`), paired, seeds `min_seeds`…`max_seeds` until resolved against the
-    advice's margin or `time_limit` seconds have passed. Returns one row per arrival process
-    (kernel means, the paired difference with its CI, the verdict) and one line summing up.
-    Raises `iwlab.emulate.EmulationError` when this host cannot emulate (not root, no
-    namespaces)."""
+    advice's margin or `time_limit` seconds have passed. `parallel` emulations run at once (each
+    in its own namespaces): the first `min_seeds` seeds of both candidates together, then as
+    many more seeds per step as fit. Returns one row per arrival process (kernel means, the
+    paired difference with its CI, the verdict) and one line summing up. Raises
+    `iwlab.emulate.EmulationError` when this host cannot emulate (not root, no namespaces)."""
     from concurrent.futures import ProcessPoolExecutor
     from multiprocessing import get_context
 
@@ -112,8 +114,7 @@ def verify(a: AdviceRecord, arrivals: Sequence[str] | None = None, min_seeds: in
     by_name = {c.name: c for c in a.pool}
     col = f"fct_{p.objective.metric}"
     kinds = list(dict.fromkeys([*(arrivals or [p.arrivals, *VERIFY_ARRIVALS])]))
-    if not p.sizes.endswith("seg"):
-        kinds = [k for k in kinds if k == "poisson"]
+    step = max(1, parallel // 2)  # paired seeds per step after the first
     t0 = time.monotonic()
     rows = []
     with ProcessPoolExecutor(max_workers=max(1, parallel), mp_context=get_context("spawn")) as pool:
@@ -125,16 +126,21 @@ def verify(a: AdviceRecord, arrivals: Sequence[str] | None = None, min_seeds: in
             vals: dict[str, list[float]] = {rec: [], ru: []}
             status, s = "", 0
             while s < max_seeds:
-                s += 1
-                say(f"verify: {kind} arrivals, seed {s}: {rec} and {ru} on Linux TCP ({q.duration_s:.0f} s each)")
-                futs = {n: pool.submit(_kernel_value, data[n], s, col, spec, prefix) for n in names}
+                seeds = list(range(s + 1, min(max_seeds, s + (min_seeds if s == 0 else step)) + 1))
+                say(f"verify: {kind} arrivals, seeds {seeds[0]}…{seeds[-1]}: {rec} and {ru} on Linux TCP "
+                    f"({q.duration_s:.0f} s each, {min(parallel, 2 * len(seeds))} at once)")
+                futs = {(n, x): pool.submit(_kernel_value, data[n], x, col, spec, prefix) for x in seeds for n in names}
                 try:
-                    got = {n: f.result() for n, f in futs.items()}
+                    got = {k: f.result() for k, f in futs.items()}
                 except PlanError as err:
+                    for f in futs.values():
+                        f.cancel()
                     status = f"not emulable: {' '.join(str(err).split())}"
                     break
-                for n in names:
-                    vals[n].append(got[n])
+                for x in seeds:
+                    for n in names:
+                        vals[n].append(got[(n, x)])
+                s = seeds[-1]
                 diffs = np.array(vals[ru]) - np.array(vals[rec])
                 if s >= min_seeds:
                     v, m, lo, hi = verdict(diffs, a.margin_s)

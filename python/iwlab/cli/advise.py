@@ -41,7 +41,8 @@ def advise(
         help="The flows' load: a share of the bottleneck (10%) or flows per second (2/s) [10%].")] = None,
     arrivals: Annotated[Optional[str], typer.Option(
         help="How the flows arrive: poisson | periodic | closed-loop (one at a time per client, exponential think "
-             "time) | bursts (4 at once) [poisson].")] = None,
+             "time) | bursts (4 at once) [poisson]; sizes from a distribution too (as 100 equally likely sizes "
+             "under all but poisson).")] = None,
     tcp: Annotated[Optional[str], typer.Option(
         help="TCP flavour: linux (tcp.profile = linux: CUBIC, HyStart, SACK, RACK-TLP, PRR, quick-ACK, min RTO 200 ms, "
              "MSS 1448, timestamps) or reno (RFC defaults: NewReno, no SACK, min RTO 1 s, MSS 1460).")] = None,
