@@ -45,7 +45,7 @@ def test_verify_runs_the_leaders_on_linux_tcp_beside_the_simulator(tmp_path):
          "--buffer", "25pkt", "--background", "tcp:2", "--sizes", str(sizes), "--load", "30%", "--duration", "15s",
          "--candidates", "fixed:3,10", "--candidates", "adaptive:aimd", "--budget", "30runs", "--seeds", "2",
          "--max-seeds", "4", "--jobs", "1", "--no-sensitivity", "--verify", "--verify-seeds", "3",
-         "--verify-duration", "3s", "--verify-time", "30s", "--no-progress",
+         "--verify-duration", "3s", "--verify-time", "20s", "--no-progress",
          "--out", str(tmp_path / "adv")],
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
@@ -55,10 +55,12 @@ def test_verify_runs_the_leaders_on_linux_tcp_beside_the_simulator(tmp_path):
     assert proc.returncode == 0, stderr
     doc = json.loads((tmp_path / "adv" / "advice.json").read_text())
     v = doc["verify"]
-    # Sizes from a distribution arrive as Poisson only: one variant, the top two paired over 3 seeds.
-    (row,) = v["variants"]
-    assert row["arrivals"] == "poisson" and row["seeds"] == 3 and row["verdict"] in ("confirmed", "reversed", "unresolved")
-    assert row["runner_up"] != doc["recommended"]["candidate"] or v["verdict"].startswith("reversed")
+    # The profile's Poisson arrivals and periodic ones (sizes from the file's distribution, as a mix
+    # of equally likely sizes there), the top two paired over 3 seeds each.
+    assert [r["arrivals"] for r in v["variants"]] == ["poisson", "periodic"], v
+    for row in v["variants"]:
+        assert row["seeds"] == 3 and row["verdict"] in ("confirmed", "reversed", "unresolved"), row
+        assert row["runner_up"] != doc["recommended"]["candidate"] or v["verdict"].startswith("reversed")
     assert "verify on Linux TCP (iwlab emulate): " + v["detail"] in stdout
     assert "Verified on Linux TCP" in (tmp_path / "adv" / "report.html").read_text()
     # Nothing of its emulations is left behind (the verification names everything hv<pid>-…;

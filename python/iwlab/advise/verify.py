@@ -38,7 +38,7 @@ from iwlab.advise.evaluate import EvalSpec, reduce
 from iwlab.advise.search import flows_needed, t_interval
 from iwlab.advise.types import AdviceRecord
 
-__all__ = ["verify", "leaders", "verify_profile", "VERIFY_ARRIVALS", "verdict"]
+__all__ = ["verify", "leaders", "verify_profile", "verify_data", "VERIFY_ARRIVALS", "verdict"]
 
 #: The arrival processes every verification runs, beside the profile's own (those the emulator runs).
 VERIFY_ARRIVALS = ("periodic", "poisson")
@@ -66,6 +66,28 @@ def verify_profile(p: Any, arrivals: str, duration: float | None = None) -> Any:
         need = flows_needed(f"fct_{p.objective.metric}")
         duration = min(p.duration_s, WARMUP_S + 1.25 * need / per_s) if per_s else p.duration_s
     return replace(q, duration_s=float(duration), warmup_s=min(WARMUP_S, float(duration) / 4))
+
+
+def verify_data(q: Any, cand: Any) -> dict[str, Any]:
+    """The scenario a verification emulates: the profile's (`build.scenario_data`) with its
+    servers on one host. Every flow is a connection of its own and a server's IW is per
+    connection (a fixed or size-based IW) or per destination (a watcher's route to the client's
+    address), so one server host sends the same flows with the same IWs; it is 7 namespaces and
+    agents fewer to start per run."""
+    data = scenario_data(q, cand)
+    next(g for g in data["topology"]["right"] if g["name"] == "servers")["count"] = 1
+    return data
+
+
+def _pool(parallel: int) -> Any:
+    """Worker processes for the emulations, forked from a server that imported the emulator once
+    (a spawned worker imports it itself: seconds each on a busy machine)."""
+    from concurrent.futures import ProcessPoolExecutor
+    from multiprocessing import get_context
+
+    ctx = get_context("forkserver")
+    ctx.set_forkserver_preload(["iwlab.emulate", "iwlab.advise.evaluate", "iwlab.scenario"])
+    return ProcessPoolExecutor(max_workers=max(1, parallel), mp_context=ctx)
 
 
 def verdict(diffs: Sequence[float], margin_s: float) -> tuple[str, float, float, float]:
@@ -97,9 +119,6 @@ def verify(a: AdviceRecord, arrivals: Sequence[str] | None = None, min_seeds: in
     many more seeds per step as fit. Returns one row per arrival process (kernel means, the
     paired difference with its CI, the verdict) and one line summing up. Raises
     `iwlab.emulate.EmulationError` when this host cannot emulate (not root, no namespaces)."""
-    from concurrent.futures import ProcessPoolExecutor
-    from multiprocessing import get_context
-
     from iwlab.emulate import EmulationError, PlanError, preflight
 
     say = say or (lambda s: None)
@@ -117,10 +136,10 @@ def verify(a: AdviceRecord, arrivals: Sequence[str] | None = None, min_seeds: in
     step = max(1, parallel // 2)  # paired seeds per step after the first
     t0 = time.monotonic()
     rows = []
-    with ProcessPoolExecutor(max_workers=max(1, parallel), mp_context=get_context("spawn")) as pool:
+    with _pool(parallel) as pool:
         for kind in kinds:
             q = verify_profile(p, kind, duration)
-            data = {n: scenario_data(q, by_name[n]) for n in names}
+            data = {n: verify_data(q, by_name[n]) for n in names}
             spec = EvalSpec.of(data[rec], min_size=q.objective.min_size, max_size=q.objective.max_size,
                                rate_bps=q.rate_bps)
             vals: dict[str, list[float]] = {rec: [], ru: []}
