@@ -135,3 +135,22 @@ def test_a_wrong_workload_model_is_reversed_or_unresolved_on_linux_tcp_never_con
         assert a.recommended["candidate"] == "iw10" and a.summary().startswith("[verify reversed")
     ns = subprocess.run(["ip", "netns", "list"], capture_output=True, text=True).stdout
     assert not [x for x in ns.split() if x.startswith("hv")], ns
+
+
+def test_poisson_advice_verified_under_page_like_bursts_is_not_confirmed():
+    """The arrival-dependent example of docs/advise.md: the simulator, given Poisson arrivals,
+    ranks IW 10 over IW 3 (9-segment responses, UDP at half of 2 Mb/s, 20-packet buffer). Four
+    flows fetched at once put 36 segments of IW 10 into that buffer: on Linux TCP under bursts
+    the ranking must come back reversed or unresolved, never confirmed — the profile's arrival
+    process is not the verified one."""
+    _require_netns()
+    from iwlab.advise.profile import Profile
+    from iwlab.advise.verify import verify
+
+    p = Profile.from_flags(rate="2Mbps", rtt="100ms", buffer="20pkt", background="udp:50%", sizes="9seg")
+    a = _wrong_advice(p, "iw10", "iw3", [0.264, 0.354])  # the stored example's means
+    df, detail = verify(a, arrivals=["bursts"], min_seeds=3, max_seeds=6, time_limit=150)
+    assert list(df["arrivals"]) == ["bursts"] and df["seeds"].iloc[0] >= 3, df
+    assert df["verdict"].iloc[0] in ("reversed", "unresolved"), (df.to_dict("records"), detail)
+    ns = subprocess.run(["ip", "netns", "list"], capture_output=True, text=True).stdout
+    assert not [x for x in ns.split() if x.startswith("hv")], ns
