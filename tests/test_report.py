@@ -15,7 +15,7 @@ from PIL import Image
 
 import iwlab
 from iwlab.report import build_report
-from iwlab.sweep import _with_overrides
+from iwlab.sweep import with_overrides
 
 IWLAB = str(Path(sys.executable).parent / "iwlab")
 SWEEP_FIGURES = ("delay and network power vs IW", "utilisation and drop rate vs IW", "flow completion time CDFs",
@@ -26,7 +26,7 @@ IMG = re.compile(r'<img src="data:image/png;base64,([A-Za-z0-9+/=]+)" alt="([^"]
 @pytest.fixture(scope="module")
 def sweep_dir(tmp_path_factory):
     out = tmp_path_factory.mktemp("sweep")
-    base = _with_overrides(iwlab.load("rfc2415"), {"duration": "30s", "sample_interval": "100ms"})
+    base = with_overrides(iwlab.load("rfc2415"), {"duration": "30s", "sample_interval": "100ms"})
     iwlab.sweep(base, grid={"iw.default": ["iw1", "iw2", "iw4"], "apps[0].count": [8, 16]}, seeds=2, jobs=2,
                 out=out, progress=False)
     return out
@@ -35,7 +35,7 @@ def sweep_dir(tmp_path_factory):
 @pytest.fixture(scope="module")
 def run_dir(tmp_path_factory):
     out = tmp_path_factory.mktemp("run")
-    iwlab.run(_with_overrides(iwlab.load("rfc2415"), {"duration": "30s"}), seed=3).save(out)
+    iwlab.run(with_overrides(iwlab.load("rfc2415"), {"duration": "30s"}), seed=3).save(out)
     return out
 
 
@@ -115,7 +115,7 @@ def test_chromium_renders_the_sweep_report(sweep_dir, tmp_path):
 
 
 def test_reports_of_an_ungridded_and_of_an_unfinished_sweep(tmp_path):
-    base = _with_overrides(iwlab.load("rfc2415"), {"duration": "20s"})
+    base = with_overrides(iwlab.load("rfc2415"), {"duration": "20s"})
     iwlab.sweep(base, seeds=2, jobs=1, out=tmp_path / "seeds", progress=False)
     assert "Sweep of rfc2415: 2 runs" in build_report(tmp_path / "seeds").read_text()
     df = iwlab.sweep(base, grid={"iw.default": ["iw1", "iw2"]}, seeds=1, jobs=1, out=tmp_path / "part",

@@ -252,6 +252,15 @@ class Result:
             return pq.read_table(self._files[name])
         return None
 
+    def arrow(self, name: str) -> pa.Table | None:
+        """Record table `name` as an Arrow table (no pandas unless the table is held as a
+        DataFrame already); None for an optional table the run did not record."""
+        if name in self._frames:
+            import pyarrow as pa
+
+            return pa.Table.from_pandas(self._frames[name], preserve_index=False)
+        return self._arrow(name)
+
     def _rows(self, name: str) -> int:
         if name in self._frames:
             return len(self._frames[name])
