@@ -32,7 +32,7 @@ def _root(
 
 def _print_summary(result) -> None:
     """The summary as a boxed two-column table in plain text: rich's table would add its import
-    (~30 modules, bench/README.md "Whole-process time of bench A") to every `iwlab run`."""
+    (47 modules, bench/README.md "Fifth pass") to every `iwlab run`."""
     from iwlab.api import summary_rows
 
     typer.echo(boxed(f"{result.scenario.name} · seed {result.seed}", summary_rows(result.summary)))
