@@ -39,3 +39,20 @@ def check_claims(res, out, report):
     for t in res.tables:
         long = pd.read_csv(out / "tables" / f"{t.name}_long.csv")
         assert len(long) == t.frame.size and {"metric", "value", "ci_lo", "ci_hi"} <= set(long.columns)
+
+
+def check_tables_and_report(res, out, report) -> str:
+    """Every table is written as CSV with each column's interval (`_lo`, `_hi`); the report holds
+    one image per figure and 3 to 6 conclusions are drawn. Returns the report's text."""
+    from pathlib import Path
+
+    import pandas as pd
+
+    for t in res.tables:
+        csv = pd.read_csv(out / "tables" / f"{t.name}.csv", index_col=0)
+        for c in t.frame.columns:
+            assert f"{c}_lo" in csv.columns and f"{c}_hi" in csv.columns
+    text = Path(report).read_text()
+    assert text.count("<img") == len(res.figures)
+    assert 3 <= len(res.conclusions) <= 6
+    return text

@@ -9,35 +9,15 @@ reason elsewhere.
 from __future__ import annotations
 
 import json
-import shutil
 import subprocess
 import sys
-from pathlib import Path
 
 import pytest
-
-REPO = Path(__file__).resolve().parents[1]
 
 pytestmark = pytest.mark.netns
 
 
-def _require_netns() -> None:
-    from iwlab.emulate import preflight, relay_binary
-    from iwlab.emulate.run import EmulationError
-
-    why = preflight()
-    if why:
-        pytest.skip("; ".join(why))
-    try:
-        relay_binary()
-    except EmulationError:
-        if shutil.which("cargo") is None:
-            pytest.skip("iwlab-link is not built and cargo is missing")
-        subprocess.run(["cargo", "build", "--release", "-q", "-p", "iwlab-link"], cwd=REPO, check=True, timeout=900)
-
-
-def test_verify_runs_the_leaders_on_linux_tcp_beside_the_simulator(tmp_path):
-    _require_netns()
+def test_verify_runs_the_leaders_on_linux_tcp_beside_the_simulator(emulation_ready, tmp_path):
     sizes = tmp_path / "sizes.csv"
     sizes.write_text("13032\n30408\n")  # 9- and 21-segment responses (MSS 1448)
     proc = subprocess.Popen(
@@ -113,11 +93,10 @@ def _wrong_advice(p, rec, ru, values):
                   stop_detail="", policy_file="", ip_route="", budget="-", seconds=0.0, pool=pool, margin_s=0.01)
 
 
-def test_a_wrong_workload_model_is_reversed_or_unresolved_on_linux_tcp_never_confirmed(tmp_path):
+def test_a_wrong_workload_model_is_reversed_or_unresolved_on_linux_tcp_never_confirmed(emulation_ready, tmp_path):
     """The advice ranks IW 3 over IW 10 (as a wrong model of the workload would); the paths'
     truth — 20-segment responses on a lossless 100 ms path, where IW 10 saves a round trip per
     flow — must come back as reversed (or unresolved), never confirmed."""
-    _require_netns()
     from iwlab.advise.advisor import _apply_verify
     from iwlab.advise.profile import Profile
     from iwlab.advise.verify import verify

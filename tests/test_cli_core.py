@@ -61,6 +61,22 @@ def test_run_writes_the_records_and_prints_a_summary(tmp_path):
     for label in ("median page delay", "median flow completion", "bottleneck L→R utilisation",
                   "bottleneck R→L drop rate", "flows completed", "pages completed", "events/s"):
         assert label in p.stdout, label
+    # the summary is one box: a row per summary line, labels left, values right, edges aligned
+    from iwlab.api import summary_rows
+
+    box = [ln for ln in p.stdout.splitlines() if ln[:1] in "┌│└"]
+    rows = summary_rows(summary)
+    assert len(box) == len(rows) + 2 and len({len(ln) for ln in box}) == 1, p.stdout
+    for (label, value), ln in zip(rows, box[1:-1]):
+        left, right = ln.strip("│").split("│")
+        assert left.strip() == label and right.rstrip(" ").endswith(value) and right.endswith(f"{value} "), ln
+
+
+def test_the_summary_box_fits_its_widest_label_and_value():
+    from iwlab.cli.common import boxed
+
+    assert boxed("t", [("a", "1"), ("bbb", "22")]).splitlines() == [
+        "t", "┌─────┬────┐", "│ a   │  1 │", "│ bbb │ 22 │", "└─────┴────┘"]
 
 
 def test_run_writes_under_out_by_default(tmp_path):

@@ -19,18 +19,12 @@ import pytest
 
 from iwlab.deploy import evidence_bpf, netlink, state, watch
 from iwlab.deploy.netlink import PROTO, IwBoundError, KRoute
-from netns_common import run
+from netns_common import VETH, run
+from scenario_common import FIXED_10, policy_toml
 
 IWLAB = Path(sys.executable).with_name("iwlab")
 NS = f"hf-{os.getpid()}"
-POLICY = """
-[iw.policies]
-ten = { kind = "fixed", segments = 10 }
-
-[[routes]]
-prefix = "10.77.2.0/24"
-policy = "ten"
-"""
+POLICY = policy_toml({"ten": FIXED_10}, [("10.77.2.0/24", "ten")])
 TYPO = POLICY.replace("segments = 10 }", "segments = 1000 }")
 
 
@@ -147,19 +141,8 @@ def rules() -> str:
 
 
 @pytest.fixture
-def ns():
-    if os.geteuid() != 0:
-        pytest.skip("needs root (network namespaces, netlink)")
-    try:
-        run("ip", "netns", "add", NS)
-        for cmd in (["link", "set", "lo", "up"], ["link", "add", "v0", "type", "veth", "peer", "name", "v1"],
-                    ["link", "set", "v0", "addrgenmode", "none"], ["link", "set", "v1", "addrgenmode", "none"],
-                    ["addr", "add", "10.77.1.1/24", "dev", "v0"], ["link", "set", "v0", "up"],
-                    ["link", "set", "v1", "up"], ["route", "add", "default", "via", "10.77.1.2"]):
-            run("ip", "-n", NS, *cmd)
-        yield NS
-    finally:
-        run("ip", "netns", "del", NS, check=False)
+def ns(namespace):
+    return namespace(NS, *VETH)
 
 
 @pytest.fixture

@@ -27,27 +27,14 @@ import pytest
 from iwlab.deploy.sockdiag import TcpSock
 from iwlab.deploy.watch import Decisions, events_for
 from iwlab.policy import Decider, parse_policy, replay
+from scenario_common import AIMD_3_20, policy_toml
 
 DATA = Path(__file__).with_name("data")
 RECORDED_POLICY = (DATA / "watch-aimd-policy.toml").read_text()
-MIXED_POLICY = """
-[iw.policies]
-fb = { kind = "rfc6928-fallback", expiry = "2s" }
-ai = { kind = "aimd", initial = 10, min = 3, max = 20, step = 2, raise_after = 3 }
-le = { kind = "learned", initial = 10, min = 4, max = 40, samples = 5, percentile = 50 }
-
-[[routes]]
-prefix = "10.1.0.0/16"
-policy = "fb"
-
-[[routes]]
-prefix = "10.2.0.0/16"
-policy = "ai"
-
-[[routes]]
-prefix = "default"
-policy = "le"
-"""
+MIXED_POLICY = policy_toml(
+    {"fb": '{ kind = "rfc6928-fallback", expiry = "2s" }', "ai": AIMD_3_20,
+     "le": '{ kind = "learned", initial = 10, min = 4, max = 40, samples = 5, percentile = 50 }'},
+    [("10.1.0.0/16", "fb"), ("10.2.0.0/16", "ai"), ("default", "le")])
 MSS = 1460  # the routes' MSS (veth MTU 1500 − 40): what the watcher computes the IW for
 
 

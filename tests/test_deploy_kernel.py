@@ -21,7 +21,7 @@ import pytest
 
 from iwlab.deploy import ops
 from iwlab.deploy.netlink import NetlinkError
-from netns_common import children, leftovers, run
+from netns_common import VETH, children, leftovers, run
 
 pytestmark = pytest.mark.deploy
 
@@ -52,23 +52,11 @@ def routes() -> str:
 
 
 @pytest.fixture
-def ns():
-    if os.geteuid() != 0:
-        pytest.skip("needs root (network namespaces, netlink)")
-    try:
-        run("ip", "netns", "add", NS)
-        for cmd in (["link", "set", "lo", "up"], ["link", "add", "v0", "type", "veth", "peer", "name", "v1"],
-                    # no link-local addresses (and routes) appearing while a test runs
-                    ["link", "set", "v0", "addrgenmode", "none"], ["link", "set", "v1", "addrgenmode", "none"],
-                    ["addr", "add", "10.77.1.1/24", "dev", "v0"], ["addr", "add", "2001:db8:1::1/64", "dev", "v0", "nodad"],
-                    ["link", "set", "v0", "up"], ["link", "set", "v1", "up"],
-                    ["route", "add", "default", "via", "10.77.1.2"], ["-6", "route", "add", "default", "via", "2001:db8:1::2"],
-                    # a route with metrics of its own, which iwlab must leave exactly as it is
-                    ["route", "add", "10.77.9.0/24", "via", "10.77.1.3", "mtu", "lock", "1400", "rtt", "30ms"]):
-            run("ip", "-n", NS, *cmd)
-        yield NS
-    finally:
-        run("ip", "netns", "del", NS, check=False)
+def ns(namespace):
+    return namespace(NS, *VETH, ["addr", "add", "2001:db8:1::1/64", "dev", "v0", "nodad"],
+                     ["-6", "route", "add", "default", "via", "2001:db8:1::2"],
+                     # a route with metrics of its own, which iwlab must leave exactly as it is
+                     ["route", "add", "10.77.9.0/24", "via", "10.77.1.3", "mtu", "lock", "1400", "rtt", "30ms"])
 
 
 @pytest.fixture

@@ -15,6 +15,7 @@ helper process is left to clean up. Everything is removed in `finally`.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import re
@@ -26,12 +27,14 @@ import threading
 import time
 import urllib.request
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from iwlab.deploy import netlink
 from iwlab.emulate import pcap
-from netns_common import children, delete_namespaces, leftovers, run, start_delay_line, stop_delay_line
+from netns_common import children, delete_namespaces, fetch, leftovers, run, start_delay_line, stop_delay_line
+from scenario_common import FIXED_10, policy_toml
 
 pytestmark = pytest.mark.deploy
 
@@ -131,14 +134,7 @@ class Server:
         conn.sendall(b"x" * self.size)
 
     def fetch(self) -> int:
-        with netlink.in_netns(NS_C):
-            c = socket.create_connection((SERVER, self.port), timeout=10)
-        with c:
-            c.sendall(b"GET\n")
-            got = 0
-            while chunk := c.recv(65536):
-                got += len(chunk)
-        return got
+        return fetch(NS_C, SERVER, self.port)
 
     def close(self) -> None:
         self.sock.shutdown(socket.SHUT_RDWR)
@@ -433,14 +429,7 @@ def test_aimd_from_initcwnd_30_halves_until_the_first_flight_fits(net, tmp_path)
 
 LOAD_NS = f"iwd{PID}l"
 LOAD_ADDR = "10.79.1.1"
-LOAD_POLICY = """
-[iw.policies]
-ten = { kind = "fixed", segments = 10 }
-
-[[routes]]
-prefix = "10.79.1.0/24"
-policy = "ten"
-"""
+LOAD_POLICY = policy_toml({"ten": FIXED_10}, [("10.79.1.0/24", "ten")])
 
 
 def _cpu_seconds(pid: int) -> float:
@@ -546,30 +535,48 @@ class IdleServer(Server):
         self.retrans.append(parse_tcp_info(conn.getsockopt(socket.IPPROTO_TCP, socket.TCP_INFO, 512))["total_retrans"])
 
 
-def _burst_after_pause(tmp_path, pause: float) -> tuple[str, list, list[int]]:
-    """One connection of IdleServer(pause) under a watcher (rfc6928-fallback, IW 10, cubic);
-    returns the watcher's log, the evidence rows and the server's retransmission counts."""
-    import sqlite3
-
+@contextlib.contextmanager
+def applied(tmp_path: Path):
+    """POLICY applied in NS_S (the prefix at IW 10); yields the state file; then rolled back, and
+    the routes are what they were."""
     policy, state = tmp_path / "policy.toml", tmp_path / "state.sqlite"
     policy.write_text(POLICY)
     before = run("ip", "-n", NS_S, "-d", "route", "show", "table", "all").stdout
     run(str(IWLAB), "apply", str(policy), "--netns", NS_S, "--state", str(state))
     assert _route_iw() == 10
-    watcher = _watch(state, _free_port())
-    server = IdleServer(pause)
-    try:
-        assert server.fetch() == FIRST + SECOND
-        deadline = time.monotonic() + 5
-        while _route_iw() != 3 and time.monotonic() < deadline:
-            time.sleep(0.05)
-    finally:
-        server.close()
-        err = _stop(watcher)
-    with sqlite3.connect(state) as db:
-        rows = db.execute("SELECT kind, bytes_sent, detail FROM evidence ORDER BY id").fetchall()
+    yield state
     run(str(IWLAB), "rollback", "--netns", NS_S, "--state", str(state))
     assert run("ip", "-n", NS_S, "-d", "route", "show", "table", "all").stdout == before
+
+
+def watched_fetch(tmp_path, start_watcher, make_server, size: int) -> tuple[str, list, Any]:
+    """POLICY applied in NS_S (IW 10), a watcher started by `start_watcher(state)`, one fetch of
+    `size` bytes from `make_server()`, up to 5 s for the prefix to fall back to IW 3, then both
+    stopped and the routes rolled back to what they were; returns the watcher's log, the
+    evidence rows and the server."""
+    import sqlite3
+
+    with applied(tmp_path) as state:
+        watcher = start_watcher(state)
+        server = make_server()
+        try:
+            assert server.fetch() == size
+            deadline = time.monotonic() + 5
+            while _route_iw() != 3 and time.monotonic() < deadline:
+                time.sleep(0.05)
+        finally:
+            server.close()
+            err = _stop(watcher)
+        with sqlite3.connect(state) as db:
+            rows = db.execute("SELECT kind, bytes_sent, detail FROM evidence ORDER BY id").fetchall()
+    return err, rows, server
+
+
+def _burst_after_pause(tmp_path, pause: float) -> tuple[str, list, list[int]]:
+    """One connection of IdleServer(pause) under a watcher (rfc6928-fallback, IW 10, cubic);
+    returns the watcher's log, the evidence rows and the server's retransmission counts."""
+    err, rows, server = watched_fetch(tmp_path, lambda state: _watch(state, _free_port()),
+                                      lambda: IdleServer(pause), FIRST + SECOND)
     return err, rows, server.retrans
 
 

@@ -25,10 +25,10 @@ from pathlib import Path
 
 import pytest
 
-from iwlab.deploy import flow_iw, netlink
-from netns_common import run
+from iwlab.deploy import flow_iw
+from netns_common import fetch, run
 from test_deploy_watch import (IWLAB, NS_M, NS_S, POLICY, SERVER, DEV_M, Capture, _route_iw, _stop, net,  # noqa: F401
-                               nothing_left_behind)
+                               applied, nothing_left_behind, watched_fetch)
 
 pytestmark = pytest.mark.deploy
 
@@ -99,16 +99,7 @@ class CgroupServer:
         self.size = size
 
     def fetch(self) -> int:
-        import socket
-
-        with netlink.in_netns("iwd%dc" % PID):
-            c = socket.create_connection((SERVER, self.port), timeout=10)
-        with c:
-            c.sendall(b"GET\n")
-            got = 0
-            while chunk := c.recv(65536):
-                got += len(chunk)
-        return got
+        return fetch("iwd%dc" % PID, SERVER, self.port)
 
     def close(self) -> None:
         self.p.kill()
@@ -125,27 +116,22 @@ def _watch_bpf(state: Path) -> subprocess.Popen:
 
 
 def _iw_loss_at_retransmission(net, cgroup, tmp_path, size: int) -> tuple[str, list]:
-    policy, state = tmp_path / "policy.toml", tmp_path / "state.sqlite"
-    policy.write_text(POLICY)
-    before = run("ip", "-n", NS_S, "-d", "route", "show", "table", "all").stdout
-    run(str(IWLAB), "apply", str(policy), "--netns", NS_S, "--state", str(state))
-    assert _route_iw() == 10
-    watcher = _watch_bpf(state)
-    server = CgroupServer(cgroup, size)
-    cap = Capture(tmp_path / "server.pcap")
-    try:
-        assert server.fetch() == size
-        deadline = time.monotonic() + 10
-        while _route_iw() != 3 and time.monotonic() < deadline:
-            time.sleep(0.05)
-        assert _route_iw() == 3, "the watcher did not fall back"
-    finally:
-        wire = cap.stop()
-        server.close()
-        err = _stop(watcher)
-    status = json.loads(run(str(IWLAB), "watch", "status", "--netns", NS_S, "--state", str(state), "--json").stdout)
-    run(str(IWLAB), "rollback", "--netns", NS_S, "--state", str(state))
-    assert run("ip", "-n", NS_S, "-d", "route", "show", "table", "all").stdout == before
+    with applied(tmp_path) as state:
+        watcher = _watch_bpf(state)
+        server = CgroupServer(cgroup, size)
+        cap = Capture(tmp_path / "server.pcap")
+        try:
+            assert server.fetch() == size
+            deadline = time.monotonic() + 10
+            while _route_iw() != 3 and time.monotonic() < deadline:
+                time.sleep(0.05)
+            assert _route_iw() == 3, "the watcher did not fall back"
+        finally:
+            wire = cap.stop()
+            server.close()
+            err = _stop(watcher)
+        status = json.loads(run(str(IWLAB), "watch", "status", "--netns", NS_S, "--state", str(state),
+                                "--json").stdout)
     [p] = status["prefixes"]
     assert (p["connections"], p["iw_loss_events"]) == (1, 1), p
     return err, wire
@@ -314,24 +300,7 @@ def test_loss_in_a_restart_window_is_seen_at_the_retransmission(net, cgroup, tmp
     program reports a retransmission of the restart window with the 14 000 bytes sent in it.
     With a pause of 50 ms (< RTO) there is no restart: the burst's loss is initial-window loss
     (its bytes are inside the first IW·MSS), never restart-window evidence."""
-    import sqlite3
-
-    policy, state = tmp_path / "policy.toml", tmp_path / "state.sqlite"
-    policy.write_text(POLICY)
-    run(str(IWLAB), "apply", str(policy), "--netns", NS_S, "--state", str(state))
-    watcher = _watch_bpf(state)
-    server = IdleCgroupServer(cgroup, 2000, pause, 14_000)
-    try:
-        assert server.fetch() == 16_000
-        deadline = time.monotonic() + 5
-        while _route_iw() != 3 and time.monotonic() < deadline:
-            time.sleep(0.05)
-    finally:
-        server.close()
-        err = _stop(watcher)
-    with sqlite3.connect(state) as db:
-        rows = db.execute("SELECT kind, bytes_sent, detail FROM evidence ORDER BY id").fetchall()
-    run(str(IWLAB), "rollback", "--netns", NS_S, "--state", str(state))
+    err, rows, _ = watched_fetch(tmp_path, _watch_bpf, lambda: IdleCgroupServer(cgroup, 2000, pause, 14_000), 16_000)
     if pause > 0.5:
         assert [r[:2] for r in rows] == [("loss_in_restart_window", 14_000)], (rows, err)
         assert re.search(r"loss_in_initial_window \(restart window, at the retransmission\) from 10\.78\.2\.1 "

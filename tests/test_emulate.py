@@ -28,9 +28,8 @@ from iwlab.emulate import dists, pcap
 from iwlab.emulate.agent import iw_segments
 from iwlab.emulate.plan import PlanError, alias, build_plan, iw_prefix, relay_queue, shortened
 from iwlab.emulate.units import queue_limit, rate_bps, rate_or_share, seconds, size_bytes
+from scenario_common import TCP_SACK_RENO, dumbbell_toml, short_flows
 
-REPO = Path(__file__).resolve().parents[1]
-SETUP = REPO / "python" / "iwlab" / "emulate" / "setup.sh"
 MSS = 1448
 SIZES = (9, 10, 21, 22)  # segments (Nathan & Rai: 9/21 need no extra round with IW3 compared to 10/22)
 
@@ -39,34 +38,10 @@ SIZES = (9, 10, 21, 22)  # segments (Nathan & Rai: 9/21 need no extra round with
 # Both servers serve both IWs to the same client (a mixed population per host pair): the
 # 9- and 10-segment flows of IW3 and the 21- and 22-segment flows of IW10 run on pair 0, the
 # others on pair 1. The kernel picks each flow's IW by its destination address.
-IW_SCENARIO = """
-name = "iw3-vs-iw10"
-description = "lossless 10 Mb/s, RTT 100 ms; 9/10/21/22-segment responses with IW3 and IW10"
-seed = 7
-duration = "30s"
-
-[topology]
-kind = "dumbbell"
-[topology.bottleneck]
-rate = "10Mbps"
-delay = "48ms"
-queue = { kind = "drop-tail", limit = "1000pkt" }
-[[topology.left]]
-name = "clients"
-count = 2
-access = { rate = "100Mbps", delay = "1ms", queue = { kind = "drop-tail", limit = "1000pkt" } }
-[[topology.right]]
-name = "servers"
-count = 2
-access = { rate = "100Mbps", delay = "1ms", queue = { kind = "drop-tail", limit = "1000pkt" } }
-
-[tcp]
-mss = 1448
-timestamps = true
-sack = true
-recovery = "sack"
-cc = "reno"
-delayed_ack = false
+IW_SCENARIO = dumbbell_toml(
+    "iw3-vs-iw10", seed=7, duration="30s", clients=2, servers=2,
+    extra='\ndescription = "lossless 10 Mb/s, RTT 100 ms; 9/10/21/22-segment responses with IW3 and IW10"',
+) + TCP_SACK_RENO + """delayed_ack = false
 limited_transmit = true
 min_rto = "200ms"
 
@@ -75,22 +50,10 @@ default = "iw10"
 [iw.policies]
 iw3 = { kind = "fixed", segments = 3 }
 iw10 = { kind = "fixed", segments = 10 }
-""" + "".join(f"""
-[[apps]]
-kind = "short-flows"
-name = "iw{iw}-{seg}seg"
-clients = "clients"
-servers = "servers"
-mapping = "distinct"
-offset = {pair}
-server_iw = "iw{iw}"
-client_iw = "iw{iw}"
-start = "{0.5 + 0.25 * k:.2f}s"
-request = "100B"
-response = "{seg}seg"
-arrivals = {{ kind = "periodic", period = "2s" }}
-flows = 4
-""" for k, (iw, pair, seg) in enumerate((iw, int((iw == 3) != (seg < 20)), seg) for iw in (3, 10) for seg in SIZES))
+""" + "".join(short_flows(f"{seg}seg", "2s", 4, start=f"{0.5 + 0.25 * k:.2f}s",
+                          extra=f'\nname = "iw{iw}-{seg}seg"\nmapping = "distinct"\noffset = {pair}\n'
+                                f'server_iw = "iw{iw}"\nclient_iw = "iw{iw}"')
+              for k, (iw, pair, seg) in enumerate((iw, int((iw == 3) != (seg < 20)), seg) for iw in (3, 10) for seg in SIZES))
 RUN_SECONDS = 9.0  # 0.5 + 0.25·7 + 3·2 s of arrivals, plus the last flows' ~0.5 s
 
 
@@ -243,24 +206,6 @@ def test_first_flight_of_an_upload_counts_the_clients_data(tmp_path):
 
 # ---- on the kernel -----------------------------------------------------------------------------
 
-def _require_netns() -> None:
-    from iwlab.emulate import preflight, relay_binary
-    from iwlab.emulate.run import EmulationError
-
-    why = preflight()
-    if why:
-        pytest.skip("; ".join(why))
-    try:
-        relay_binary()
-    except EmulationError:
-        if shutil.which("cargo") is None:
-            pytest.skip("iwlab-link is not built and cargo is missing")
-        subprocess.run(["cargo", "build", "--release", "-q", "-p", "iwlab-link"], cwd=REPO, check=True, timeout=900)
-    r = subprocess.run(["bash", str(SETUP)], capture_output=True, text=True)
-    if r.returncode != 0:
-        pytest.skip(f"setup.sh failed: {r.stderr.strip()}")
-
-
 def _ours(pid: int) -> dict[str, list[str]]:
     """What a run of process `pid` could have left: namespaces, links, processes, run dir."""
     pre = f"iwl{pid}-"
@@ -289,8 +234,7 @@ def _root_network() -> tuple[str, str, str]:
 
 @pytest.mark.netns
 @pytest.mark.timeout(240)
-def test_iw3_vs_iw10_on_the_kernel_matches_the_simulator(tmp_path):
-    _require_netns()
+def test_iw3_vs_iw10_on_the_kernel_matches_the_simulator(emulation_ready, tmp_path):
     from iwlab.emulate import emulate
     from iwlab.emulate.collect import FLOW_SCHEMA
 
@@ -376,8 +320,7 @@ def _wait_running(p: subprocess.Popen, timeout: float = 60) -> None:
 @pytest.mark.netns
 @pytest.mark.timeout(120)
 @pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT])
-def test_a_signal_tears_everything_down(tmp_path, sig):
-    _require_netns()
+def test_a_signal_tears_everything_down(emulation_ready, tmp_path, sig):
     p = _start_cli(tmp_path, "--duration", "25s")
     _wait_running(p)
     assert len(_ours(p.pid)["namespaces"]) == 5
@@ -390,8 +333,7 @@ def test_a_signal_tears_everything_down(tmp_path, sig):
 
 @pytest.mark.netns
 @pytest.mark.timeout(120)
-def test_cleanup_removes_what_a_killed_run_left(tmp_path):
-    _require_netns()
+def test_cleanup_removes_what_a_killed_run_left(emulation_ready, tmp_path):
     p = _start_cli(tmp_path, "--duration", "25s")
     _wait_running(p)
     p.kill()  # no chance to tidy up
@@ -411,8 +353,7 @@ def test_cleanup_removes_what_a_killed_run_left(tmp_path):
 
 @pytest.mark.netns
 @pytest.mark.timeout(120)
-def test_an_error_during_the_run_tears_everything_down(monkeypatch):
-    _require_netns()
+def test_an_error_during_the_run_tears_everything_down(emulation_ready, monkeypatch):
     from iwlab.emulate import emulate
     from iwlab.emulate.run import EmulationError
 
@@ -424,8 +365,7 @@ def test_an_error_during_the_run_tears_everything_down(monkeypatch):
 
 @pytest.mark.netns
 @pytest.mark.timeout(180)
-def test_compare_prints_both_side_by_side(tmp_path):
-    _require_netns()
+def test_compare_prints_both_side_by_side(emulation_ready, tmp_path):
     from iwlab.emulate.compare import compare
 
     c = compare(scenario(IW_SCENARIO.replace("flows = 4", "flows = 1")), seeds=1, duration=3.0, out=tmp_path)

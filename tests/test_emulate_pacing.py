@@ -11,6 +11,7 @@ import struct
 import pytest
 
 from iwlab.emulate.agent import SO_MAX_PACING_RATE, lift_pacing, start_pacing, tcp_info
+from scenario_common import TCP_SACK_RENO, dumbbell_toml, short_flows
 
 UNLIMITED = (1 << 64) - 1  # ~0UL: sk_getsockopt() hands back the unsigned long
 
@@ -65,57 +66,21 @@ def test_the_plan_hands_the_pacing_to_the_agents():
     assert not any(a["pacing"] or a["paced_iw"] for ag in plain.agents.values() for a in ag["apps"].values())
 
 
-PACED_SCENARIO = """
-name = "paced-iw20"
-seed = 3
-duration = "3s"
-[topology]
-kind = "dumbbell"
-[topology.bottleneck]
-rate = "10Mbps"
-delay = "48ms"
-queue = { kind = "drop-tail", limit = "1000pkt" }
-[[topology.left]]
-name = "clients"
-count = 1
-access = { rate = "100Mbps", delay = "1ms", queue = { kind = "drop-tail", limit = "1000pkt" } }
-[[topology.right]]
-name = "servers"
-count = 1
-access = { rate = "100Mbps", delay = "1ms", queue = { kind = "drop-tail", limit = "1000pkt" } }
-[tcp]
-mss = 1448
-timestamps = true
-sack = true
-recovery = "sack"
-cc = "reno"
-pacing = true
+PACED_SCENARIO = dumbbell_toml("paced-iw20", seed=3) + TCP_SACK_RENO + """pacing = true
 paced_iw = true
 [iw]
 default = "iw20"
 [iw.policies]
 iw20 = { kind = "fixed", segments = 20 }
-[[apps]]
-kind = "short-flows"
-clients = "clients"
-servers = "servers"
-start = "0.5s"
-request = "100B"
-response = "40seg"
-arrivals = { kind = "periodic", period = "1s" }
-flows = 2
-"""
+""" + short_flows("40seg", "1s", 2, start="0.5s")
 
 
 @pytest.mark.netns
 @pytest.mark.timeout(180)
-def test_an_emulated_paced_iw_leaves_rtt_over_iw_apart_after_linuxs_ten(tmp_path):
-    from test_emulate import _require_netns
-
+def test_an_emulated_paced_iw_leaves_rtt_over_iw_apart_after_linuxs_ten(emulation_ready, tmp_path):
     from iwlab.emulate import emulate, pcap
     from iwlab.scenario import Scenario
 
-    _require_netns()
     emulate(Scenario.from_toml(PACED_SCENARIO, "<test>"), out=tmp_path, duration=3.0, capture=["right-0"])
     segs = pcap.read(tmp_path / "capture-right-0.pcap")
     conns = {(s.src, s.dst) for s in segs if s.syn and s.has_ack}

@@ -16,47 +16,23 @@ import pytest
 
 import iwlab
 from iwlab.scenario import Scenario
+from scenario_common import dumbbell_toml, short_flows
 
-BASE = """
-name = "{name}"
-seed = 1
-duration = "3s"
-[topology]
-kind = "dumbbell"
-[topology.bottleneck]
-rate = "20Mbps"
-delay = "20ms"
-queue = {{ kind = "drop-tail", limit = "1000pkt" }}
-[[topology.left]]
-name = "clients"
-count = {clients}
-access = {{ rate = "100Mbps", delay = "1ms" }}
-[[topology.right]]
-name = "servers"
-count = 1
-access = {{ rate = "100Mbps", delay = "1ms" }}
-[tcp]
-profile = "linux"
-"""
+
+def base(name: str, clients: int) -> str:
+    return dumbbell_toml(name, rate="20Mbps", delay="20ms", clients=clients, access_queue=False) + '[tcp]\nprofile = "linux"\n'
+
 
 # Lossless: every connection closes clean, so AIMD raises the IW by `step` after each one.
-AIMD = BASE.format(name="aimd-watch", clients=1) + """
+AIMD = base("aimd-watch", 1) + """
 [iw]
 default = "ai"
 [iw.policies]
 ai = { kind = "aimd", initial = 10, min = 3, max = 40, step = 2, raise_after = 1 }
-[[apps]]
-kind = "short-flows"
-clients = "clients"
-servers = "servers"
-request = "100B"
-response = "60seg"
-arrivals = { kind = "periodic", period = "0.4s" }
-flows = 6
-"""
+""" + short_flows("60seg", "0.4s", 6)
 
 # Two clients, 198.18.0.2 and 198.18.0.6 (plan.py's addresses), under two routes of a policy file.
-ROUTES = BASE.format(name="routes-watch", clients=2) + """
+ROUTES = base("routes-watch", 2) + """
 [iw]
 default = "ten"
 [iw.policies]
@@ -69,17 +45,7 @@ policy = "small"
 [[iw.routes]]
 prefix = "198.18.0.4/30"
 policy = "large"
-[[apps]]
-kind = "short-flows"
-clients = "clients"
-servers = "servers"
-count = 2
-mapping = "modulo"
-request = "100B"
-response = "40seg"
-arrivals = { kind = "periodic", period = "0.5s" }
-flows = 3
-"""
+""" + short_flows("40seg", "0.5s", 3, extra='\ncount = 2\nmapping = "modulo"')
 
 
 def _first_flights(segs) -> dict[tuple[str, int], int]:
@@ -101,11 +67,8 @@ def _first_flights(segs) -> dict[tuple[str, int], int]:
 
 
 def _emulate(text: str, tmp_path):
-    from test_emulate import _require_netns
-
     from iwlab.emulate import emulate, pcap
 
-    _require_netns()
     sc = Scenario.from_toml(text, "<test>")
     e = emulate(sc, out=tmp_path, duration=3.0, capture=["right-0"])
     return sc, e, pcap.read(tmp_path / "capture-right-0.pcap")
@@ -140,7 +103,7 @@ def test_the_plan_gives_each_server_a_watcher_with_a_route_per_client_of_an_adap
 
 @pytest.mark.netns
 @pytest.mark.timeout(180)
-def test_an_aimd_policy_raises_the_kernels_iw_connection_by_connection_as_simulated(tmp_path):
+def test_an_aimd_policy_raises_the_kernels_iw_connection_by_connection_as_simulated(emulation_ready, tmp_path):
     sc, e, segs = _emulate(AIMD, tmp_path)
     sim = iwlab.run(sc)
     simulated = sim.flows.sort_values("start")["iw_segments"].tolist()
@@ -157,7 +120,7 @@ def test_an_aimd_policy_raises_the_kernels_iw_connection_by_connection_as_simula
 
 @pytest.mark.netns
 @pytest.mark.timeout(180)
-def test_iw_routes_give_two_destination_prefixes_their_own_iw(tmp_path):
+def test_iw_routes_give_two_destination_prefixes_their_own_iw(emulation_ready, tmp_path):
     _, e, segs = _emulate(ROUTES, tmp_path)
     by_client = e.flows.groupby("client")["iw_segments"].agg(set).to_dict()
     assert sorted(map(sorted, by_client.values())) == [[4.0], [20.0]], by_client

@@ -15,29 +15,14 @@ import pytest
 
 from iwlab.deploy import flow_iw, flow_iw_marks
 from iwlab.deploy.flow_iw_app import TCP_FLOW_IW, FlowSizePolicy, set_flow_iw
+from scenario_common import AIMD_3_20, FIXED_10, policy_toml
 
 REPO = Path(__file__).resolve().parents[1]
 IWLAB = Path(sys.executable).with_name("iwlab")  # the real entry point
 HEADER = REPO / "crates" / "iwlab-bpf" / "bpf" / "flow_iw.h"
 
-POLICY = """
-[iw.policies]
-sized = { kind = "size-based", theta = "20kB", v = 10, min_iw = 4 }
-ten = { kind = "fixed", segments = 10 }
-ai = { kind = "aimd", initial = 10, min = 3, max = 20, step = 2, raise_after = 3 }
-
-[[routes]]
-prefix = "10.77.2.0/24"
-policy = "ten"
-
-[[routes]]
-prefix = "10.66.0.0/16"
-policy = "ai"
-
-[[routes]]
-prefix = "default"
-policy = "sized"
-"""
+POLICY = policy_toml({"sized": '{ kind = "size-based", theta = "20kB", v = 10, min_iw = 4 }', "ten": FIXED_10,
+                      "ai": AIMD_3_20}, [("10.77.2.0/24", "ten"), ("10.66.0.0/16", "ai"), ("default", "sized")])
 
 
 @pytest.fixture

@@ -27,13 +27,11 @@ import pytest
 from iwlab.deploy import flow_iw, flow_iw_marks
 from iwlab.deploy.flow_iw_app import FlowSizePolicy
 from iwlab.emulate import pcap
-from netns_common import delete_namespaces, run, start_delay_line, stop_delay_line
+from netns_common import delay_line_pair, kill_cgroup, run, stop_delay_line
 
 pytestmark = pytest.mark.deploy
 
-REPO = Path(__file__).resolve().parents[1]
 IWLAB = Path(sys.executable).with_name("iwlab")
-SETUP = REPO / "python" / "iwlab" / "emulate" / "setup.sh"
 PID = os.getpid()
 NS_S, NS_C = f"iwb{PID}s", f"iwb{PID}c"
 DEV_S, DEV_C = f"iwb{PID}st", f"iwb{PID}ct"  # TUN devices of the delay line
@@ -55,50 +53,14 @@ EXPECTED = {18_000: 10, 40_000: 7, 100_000: 5, 200_000: 4}
 KERNEL_DEFAULT_IW = 10  # the initcwnd of a route without one (RFC 6928)
 
 
-
-
-def _require_kernel() -> None:
-    if os.geteuid() != 0:
-        pytest.skip("needs root (namespaces, cgroups, BPF)")
-    if not (flow_iw.CGROUP_ROOT / "cgroup.procs").exists():
-        pytest.skip(f"no cgroup2 hierarchy at {flow_iw.CGROUP_ROOT}")
-    for tool in ("ip", "tc"):
-        if shutil.which(tool) is None:
-            pytest.skip(f"`{tool}` not found")
-    try:
-        flow_iw.binary()
-    except flow_iw.FlowIwError:
-        if shutil.which("cargo") is None or shutil.which("clang") is None:
-            pytest.skip("iwlab-bpf is not built and cargo or clang is missing (make bpf)")
-        run("cargo", "build", "--release", "-q", "-p", "iwlab-bpf")
-    r = subprocess.run(["bash", str(SETUP)], capture_output=True, text=True)
-    if r.returncode != 0:
-        pytest.skip(f"setup.sh (tcpdump, ethtool) failed: {r.stderr.strip()}")
-
-
-
-
 @pytest.fixture(scope="module")
-def net():
+def net(bpf_ready, module_namespace):
     """Client namespace ⇄ delay line (20 ms each way) ⇄ server namespace; addresses on lo."""
-    _require_kernel()
-    line = None
+    line = delay_line_pair(module_namespace, NS_S, DEV_S, NS_C, DEV_C, DELAY_MS, SERVICE, CLIENT)
     try:
-        for ns in (NS_S, NS_C):
-            run("ip", "netns", "add", ns)
-            run("ip", "-n", ns, "link", "set", "lo", "up")
-            run("ip", "netns", "exec", ns, "sysctl", "-qw", "net.ipv4.conf.all.rp_filter=0")
-        line = start_delay_line(NS_S, DEV_S, NS_C, DEV_C, DELAY_MS)
-        for ns, dev, own, peer in ((NS_S, DEV_S, SERVICE, CLIENT), (NS_C, DEV_C, CLIENT, SERVICE)):
-            run("ip", "-n", ns, "addr", "add", f"{own}/32", "dev", "lo")
-            run("ip", "-n", ns, "link", "set", dev, "up")
-            run("ip", "netns", "exec", ns, "ethtool", "-K", dev, "gso", "off", check=False)
-        run("ip", "-n", NS_S, "route", "add", f"{CLIENT}/32", "dev", DEV_S, "src", SERVICE)
-        run("ip", "-n", NS_C, "route", "add", "default", "dev", DEV_C, "src", CLIENT)
         yield
     finally:
         stop_delay_line(line)
-        delete_namespaces(NS_S, NS_C)
 
 
 @pytest.fixture
@@ -109,13 +71,7 @@ def policy(tmp_path):
 
 
 def _kill_cgroup() -> None:
-    cg = flow_iw.CGROUP_ROOT / CGROUP
-    if (cg / "cgroup.kill").exists():
-        (cg / "cgroup.kill").write_text("1")
-    for _ in range(100):
-        if not cg.exists() or not (cg / "cgroup.procs").read_text().split():
-            return
-        time.sleep(0.02)
+    kill_cgroup(flow_iw.CGROUP_ROOT / CGROUP)
 
 
 def _bpftool(*args: str) -> list[dict]:

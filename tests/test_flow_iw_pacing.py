@@ -30,13 +30,11 @@ import pytest
 
 from iwlab.deploy import flow_iw
 from iwlab.emulate import pcap
-from netns_common import delete_namespaces, run, start_delay_line, stop_delay_line
+from netns_common import delay_line_pair, kill_cgroup, run, stop_delay_line
 
 pytestmark = [pytest.mark.deploy, pytest.mark.netns]
 
-REPO = Path(__file__).resolve().parents[1]
 IWLAB = Path(sys.executable).with_name("iwlab")
-SETUP = REPO / "python" / "iwlab" / "emulate" / "setup.sh"
 PID = os.getpid()
 NS_S, NS_C = f"iwq-{PID}s", f"iwq-{PID}c"
 DEV_S, DEV_C = f"iwq{PID}st", f"iwq{PID}ct"
@@ -63,37 +61,13 @@ UNPACED_BY_LINUX = 10  # tcp_update_skb_after_send(): the first 10 data segments
 
 
 @pytest.fixture(scope="module")
-def net():
-    if os.geteuid() != 0:
-        pytest.skip("needs root (namespaces, cgroups, BPF)")
-    if not (flow_iw.CGROUP_ROOT / "cgroup.procs").exists():
-        pytest.skip(f"no cgroup2 hierarchy at {flow_iw.CGROUP_ROOT}")
+def net(bpf_ready, module_namespace):
+    line = delay_line_pair(module_namespace, NS_S, DEV_S, NS_C, DEV_C, DELAY_MS, SERVICE, CLIENT,
+                           server_route=("congctl", "cubic"))
     try:
-        flow_iw.binary()
-    except flow_iw.FlowIwError:
-        if shutil.which("cargo") is None or shutil.which("clang") is None:
-            pytest.skip("iwlab-bpf is not built and cargo or clang is missing (make bpf)")
-        run("cargo", "build", "--release", "-q", "-p", "iwlab-bpf")
-    r = subprocess.run(["bash", str(SETUP)], capture_output=True, text=True)
-    if r.returncode != 0:
-        pytest.skip(f"setup.sh (tcpdump, ethtool) failed: {r.stderr.strip()}")
-    line = None
-    try:
-        for ns in (NS_S, NS_C):
-            run("ip", "netns", "add", ns)
-            run("ip", "-n", ns, "link", "set", "lo", "up")
-            run("ip", "netns", "exec", ns, "sysctl", "-qw", "net.ipv4.conf.all.rp_filter=0")
-        line = start_delay_line(NS_S, DEV_S, NS_C, DEV_C, DELAY_MS)
-        for ns, dev, own in ((NS_S, DEV_S, SERVICE), (NS_C, DEV_C, CLIENT)):
-            run("ip", "-n", ns, "addr", "add", f"{own}/32", "dev", "lo")
-            run("ip", "-n", ns, "link", "set", dev, "up")
-            run("ip", "netns", "exec", ns, "ethtool", "-K", dev, "gso", "off", check=False)
-        run("ip", "-n", NS_S, "route", "add", f"{CLIENT}/32", "dev", DEV_S, "src", SERVICE, "congctl", "cubic")
-        run("ip", "-n", NS_C, "route", "add", "default", "dev", DEV_C, "src", CLIENT)
         yield
     finally:
         stop_delay_line(line)
-        delete_namespaces(NS_S, NS_C)
 
 
 @pytest.fixture
@@ -102,12 +76,7 @@ def cgroup(net):
         yield CGROUP
     finally:
         cg = flow_iw.CGROUP_ROOT / CGROUP
-        if (cg / "cgroup.kill").exists():
-            (cg / "cgroup.kill").write_text("1")
-        for _ in range(100):
-            if not cg.exists() or not (cg / "cgroup.procs").read_text().split():
-                break
-            time.sleep(0.02)
+        kill_cgroup(cg)
         try:
             flow_iw.detach(CGROUP, PIN_ROOT)
         finally:

@@ -59,6 +59,24 @@ def _verdict(r, what: str) -> str | None:
     return None
 
 
+def _invoke(runner, args: list[str], what: str, bad: list[str]) -> None:
+    """Runs one generated command line (none can hold a NUL) and keeps what went wrong in `bad`."""
+    if "\x00" in "".join(args):
+        return
+    v = _verdict(runner.invoke(build(), args), f"{args[1:]!r} {what}")
+    if v is not None:
+        bad.append(v)
+
+
+def _all_cases(case, bad: list[str]) -> None:
+    """Every generated case: none went wrong, and some were accepted and some refused."""
+    TALLY.update(accepted=0, refused=0)
+    case()
+    print(f"{TALLY}")
+    assert bad == [], f"{len(bad)} of {EXAMPLES} cases: " + "\n".join(bad[:5])
+    assert TALLY["accepted"] > 0 and TALLY["refused"] > 0, TALLY
+
+
 MAP_TARGETS = st.one_of(st.sampled_from(["clients", "servers", "hosts", "198.18.0.0/25", "198.18.0.0/27", "198.18.0.0/33", "10.0.0.0/8",
                                          "::/0", "", "=", "clients=clients"]), st.text(max_size=10))
 MAP_PREFIXES = st.one_of(st.sampled_from(["10.0.0.0/8", "10.78.2.0/24", "default", "::/0", "", "1.2.3.4"]),
@@ -96,17 +114,9 @@ def test_generated_run_command_lines_are_accepted_or_one_line_errors(tmp_path, m
             args += ["--policy", str(policy)]
         for p, h in maps:
             args += ["--map", f"{p}={h}"]
-        if "\x00" in "".join(args):  # no command line can hold a NUL
-            return
-        v = _verdict(runner.invoke(build(), args), f"{args[1:]!r} {text!r}")
-        if v is not None:
-            bad.append(v)
+        _invoke(runner, args, repr(text), bad)
 
-    TALLY.update(accepted=0, refused=0)
-    case()
-    print(f"{TALLY}")
-    assert bad == [], f"{len(bad)} of {EXAMPLES} cases: " + "\n".join(bad[:5])
-    assert TALLY["accepted"] > 0 and TALLY["refused"] > 0, TALLY
+    _all_cases(case, bad)
 
 
 PROFILE_KEYS = ["rate", "rtt", "buffer", "background", "loss", "sizes", "load", "tcp", "clients", "duration",
@@ -155,17 +165,9 @@ def test_generated_advise_command_lines_are_accepted_or_one_line_errors(tmp_path
             args.append(str(profile))
         for f, v in flags:
             args += [f, v]
-        if "\x00" in "".join(args):
-            return
-        v = _verdict(runner.invoke(build(), args), f"{args[1:]!r} {fields!r}")
-        if v is not None:
-            bad.append(v)
+        _invoke(runner, args, repr(fields), bad)
 
-    TALLY.update(accepted=0, refused=0)
-    case()
-    print(f"{TALLY}")
-    assert bad == [], f"{len(bad)} of {EXAMPLES} cases: " + "\n".join(bad[:5])
-    assert TALLY["accepted"] > 0 and TALLY["refused"] > 0, TALLY
+    _all_cases(case, bad)
 
 
 @pytest.mark.parametrize("args", [

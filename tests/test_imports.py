@@ -130,3 +130,106 @@ def test_the_detector_finds_circles_and_only_circles(tmp_path: Path, files: dict
                                                      expected: list[set[str]]) -> None:
     found = cycles(import_graph(_tree(tmp_path, files)))
     assert sorted(map(sorted, found)) == sorted(map(sorted, expected))
+
+
+# ---- private names stay in their room ----------------------------------------------------------
+# A room is what stands right under the package: a sub-package (`iwlab/advise/`), or a module
+# with the modules named after it (`iwlab/sweep.py`; `scenario.py` with `scenario_io.py`,
+# `scenario_model.py`, `scenario_error.py`). A name with one leading underscore is its room's own: another room that takes
+# it (`from iwlab.sweep import _execute`, `sweep._execute(...)` on an imported module, also a module
+# found with `importlib.import_module("iwlab.sweep")`) ties itself to code the owner may change.
+# `iwlab._core` is the extension itself (pyproject's `module-name`), every room's public floor.
+PUBLIC_PRIVATE = {"_core"}
+
+
+def _room(name: str) -> str:
+    parts = name.split(".")
+    return parts[1].split("_")[0] if len(parts) > 1 else ""
+
+
+def _private(name: str) -> bool:
+    return name.startswith("_") and not name.startswith("__") and name not in PUBLIC_PRIVATE
+
+
+def _absolute(name: str, is_package: bool, node: ast.ImportFrom) -> str:
+    if not node.level:
+        return node.module or ""
+    package = name.split(".") if is_package else name.split(".")[:-1]
+    package = package[:len(package) - node.level + 1]
+    return ".".join(package + ([node.module] if node.module else []))
+
+
+def _loaded(value: ast.expr | None, mods: dict[str, tuple[Path, bool]], getters: dict[str, str]) -> str:
+    """The module a call hands out: `import_module("pkg.x")`, or a call of a getter of one."""
+    if not isinstance(value, ast.Call):
+        return ""
+    func = getattr(value.func, "attr", getattr(value.func, "id", ""))
+    if func == "import_module" and value.args and isinstance(value.args[0], ast.Constant):
+        return value.args[0].value if value.args[0].value in mods else ""
+    return getters.get(func, "")
+
+
+def private_imports(root: Path) -> list[str]:
+    """`file:line: what` for every private name one room takes from another (rules above)."""
+    mods = modules(root)
+    trees = {name: ast.parse(path.read_text(encoding="utf-8"), str(path)) for name, (path, _) in mods.items()}
+    # functions that hand out a module: `def m(): return importlib.import_module("pkg.x")`
+    getters = {f.name: _loaded(ret.value, mods, {}) for tree in trees.values() for f in ast.walk(tree)
+               if isinstance(f, ast.FunctionDef) for ret in ast.walk(f)
+               if isinstance(ret, ast.Return) and _loaded(ret.value, mods, {})}
+    found = []
+    for name, (path, is_package) in mods.items():
+        tree = trees[name]
+        bound: dict[str, str] = {}  # local name → the iwlab module it holds
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Import):
+                for alias in node.names:
+                    if alias.name in mods and alias.asname:
+                        bound[alias.asname] = alias.name
+            elif isinstance(node, ast.ImportFrom):
+                base = _absolute(name, is_package, node)
+                for alias in node.names:
+                    target = f"{base}.{alias.name}"
+                    if target in mods:
+                        bound[alias.asname or alias.name] = target
+                    owner = target if target in mods else base
+                    if (_private(alias.name) and owner.split(".")[0] == root.name
+                            and _room(owner) != _room(name)):
+                        found.append(f"{path.name}:{node.lineno}: from {base} import {alias.name}")
+            elif (isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name)
+                  and _loaded(node.value, mods, getters)):
+                bound[node.targets[0].id] = _loaded(node.value, mods, getters)
+        for node in ast.walk(tree):
+            if (isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and _private(node.attr)
+                    and node.value.id in bound and _room(bound[node.value.id]) != _room(name)):
+                found.append(f"{path.name}:{node.lineno}: {bound[node.value.id]}.{node.attr}")
+    return sorted(found)
+
+
+def test_no_room_takes_another_rooms_private_names() -> None:
+    found = private_imports(PACKAGE)
+    assert found == [], f"private names taken across rooms of python/iwlab: {found}"
+
+
+@pytest.mark.parametrize(("files", "expected"), [
+    # from another room: a private function, a private module
+    ({"__init__.py": "", "a.py": "def _f(): pass\n", "b/__init__.py": "", "b/c.py": "from pkg.a import _f\n"},
+     ["c.py:1: from pkg.a import _f"]),
+    ({"__init__.py": "", "a/__init__.py": "", "a/_m.py": "", "b.py": "from pkg.a import _m\n"},
+     ["b.py:1: from pkg.a import _m"]),
+    # through a module bound by import, or by importlib
+    ({"__init__.py": "", "a.py": "", "b.py": "import pkg.a as a\na._x\n"}, ["b.py:2: pkg.a._x"]),
+    ({"__init__.py": "", "a.py": "", "ab.py": "from pkg import a\na._x\n"}, ["ab.py:2: pkg.a._x"]),
+    ({"__init__.py": "", "a.py": "", "b.py": "import importlib\nm = importlib.import_module('pkg.a')\nm._run()\n"},
+     ["b.py:3: pkg.a._run"]),
+    ({"__init__.py": "", "a.py": "", "b.py": "import importlib\ndef a_module():\n    return importlib.import_module('pkg.a')\n",
+      "c.py": "from pkg.b import a_module\ndef f():\n    a = a_module()\n    return a._T\n"},
+     ["c.py:4: pkg.a._T"]),
+    # allowed: inside one room (relative too), dunders, the extension, other packages' names
+    ({"__init__.py": "from pkg import _core\n", "_core.py": "", "r/__init__.py": "", "r/a.py": "_t = 1\n",
+      "r/b.py": "from pkg.r.a import _t\nfrom .a import _t as t\nfrom pkg import __doc__\nfrom os import _exit\n",
+      "s.py": "_u = 1\n", "s_io.py": "from pkg.s import _u\n"},
+     []),
+])
+def test_the_private_name_detector(tmp_path: Path, files: dict[str, str], expected: list[str]) -> None:
+    assert private_imports(_tree(tmp_path, files)) == expected

@@ -23,7 +23,7 @@ import pytest
 from iwlab.probe import ProbeError, probe
 from iwlab.probe.client import probe_once
 from iwlab.probe.target import parse_target
-from netns_common import children, delete_namespaces, run
+from netns_common import children, run, veth_pair
 
 pytestmark = [pytest.mark.netns, pytest.mark.deploy]
 
@@ -87,9 +87,7 @@ def set_iw(lab, iw: int) -> None:
 
 
 @pytest.fixture(scope="module")
-def lab(tmp_path_factory):
-    if os.geteuid() != 0:
-        pytest.skip("needs root (namespaces, raw sockets)")
+def lab(tmp_path_factory, module_namespace):
     if not (shutil.which("nft") or os.path.exists("/usr/sbin/nft")):
         pytest.skip("needs nftables (make deps-probe)")
     d = tmp_path_factory.mktemp("iwr-probe")
@@ -106,13 +104,7 @@ def lab(tmp_path_factory):
             "-out", str(d / "cert.pem"), "-config", str(cnf))
     procs = []
     try:
-        run("ip", "netns", "add", S)
-        run("ip", "netns", "add", C)
-        run("ip", "-n", S, "link", "add", "v0", "type", "veth", "peer", "name", "v1", "netns", C)
-        for ns, dev, host in ((S, "v0", 1), (C, "v1", 2)):
-            for cmd in (["link", "set", "lo", "up"], ["addr", "add", f"{V4}.{host}/24", "dev", dev],
-                        ["addr", "add", f"{V6}{host}/64", "dev", dev, "nodad"], ["link", "set", dev, "up"]):
-                run("ip", "-n", ns, *cmd)
+        veth_pair(module_namespace, S, C, "v0", "v1", V4, V6)
         env = dict(os.environ, PYTHONUNBUFFERED="1")
         for argv in ([sys.executable, "-m", "http.server", str(HTTP), "--bind", "::", "--directory", str(www)],
                      [sys.executable, "-c", TLS_SERVER, str(d / "cert.pem"), str(d / "key.pem"), str(d / "sni.txt"),
@@ -126,11 +118,10 @@ def lab(tmp_path_factory):
                     break
                 time.sleep(0.05)
         yield {"dir": d}
-    finally:
+    finally:  # the servers; the namespaces go with module_namespace
         for p in procs:
             p.kill()
             p.wait()
-        delete_namespaces(S, C)
 
 
 @pytest.fixture

@@ -283,20 +283,12 @@ def _run(*cmd, check=True, timeout=60):
 
 
 @pytest.fixture(scope="module")
-def lab():
-    if os.geteuid() != 0:
-        pytest.skip("needs root (network namespaces)")
-    from netns_common import delete_namespaces
+def lab(module_namespace):
+    from netns_common import veth_pair
 
     procs = []
     try:
-        _run("ip", "netns", "add", S)
-        _run("ip", "netns", "add", C)
-        _run("ip", "-n", S, "link", "add", "q0", "type", "veth", "peer", "name", "q1", "netns", C)
-        for ns, dev, host in ((S, "q0", 1), (C, "q1", 2)):
-            for cmd in (["link", "set", "lo", "up"], ["addr", "add", f"{NET}.{host}/24", "dev", dev],
-                        ["addr", "add", f"{NET6}{host}/64", "dev", dev, "nodad"], ["link", "set", dev, "up"]):
-                _run("ip", "-n", ns, *cmd)
+        veth_pair(module_namespace, S, C, "q0", "q1", NET, NET6)
         for port, (iw, extra) in SERVERS.items():
             p = subprocess.Popen(["ip", "netns", "exec", S, sys.executable, str(HERE / "quic_server.py"), str(port),
                                   str(iw), *extra], stdout=subprocess.PIPE, text=True)
@@ -308,8 +300,7 @@ def lab():
         for p in procs:
             p.kill()
             p.wait(timeout=10)
-            p.stdout.close()
-        delete_namespaces(S, C)
+            p.stdout.close()  # the namespaces go with module_namespace
 
 
 @pytest.fixture(scope="module")

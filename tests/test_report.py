@@ -15,7 +15,7 @@ from PIL import Image
 
 import iwlab
 from iwlab.report import build_report
-from iwlab.sweep import _with_overrides
+from iwlab.sweep import with_overrides
 
 IWLAB = str(Path(sys.executable).parent / "iwlab")
 SWEEP_FIGURES = ("delay and network power vs IW", "utilisation and drop rate vs IW", "flow completion time CDFs",
@@ -26,7 +26,7 @@ IMG = re.compile(r'<img src="data:image/png;base64,([A-Za-z0-9+/=]+)" alt="([^"]
 @pytest.fixture(scope="module")
 def sweep_dir(tmp_path_factory):
     out = tmp_path_factory.mktemp("sweep")
-    base = _with_overrides(iwlab.load("rfc2415"), {"duration": "30s", "sample_interval": "100ms"})
+    base = with_overrides(iwlab.load("rfc2415"), {"duration": "30s", "sample_interval": "100ms"})
     iwlab.sweep(base, grid={"iw.default": ["iw1", "iw2", "iw4"], "apps[0].count": [8, 16]}, seeds=2, jobs=2,
                 out=out, progress=False)
     return out
@@ -35,7 +35,7 @@ def sweep_dir(tmp_path_factory):
 @pytest.fixture(scope="module")
 def run_dir(tmp_path_factory):
     out = tmp_path_factory.mktemp("run")
-    iwlab.run(_with_overrides(iwlab.load("rfc2415"), {"duration": "30s"}), seed=3).save(out)
+    iwlab.run(with_overrides(iwlab.load("rfc2415"), {"duration": "30s"}), seed=3).save(out)
     return out
 
 
@@ -93,18 +93,21 @@ def _chromium() -> str:
     return exe
 
 
+def _screenshot(page: Path, shot: Path, tmp_path: Path, width: int, height: int) -> np.ndarray:
+    """Headless Chromium's screenshot of `page`, `width`×`height`, as an (height, width, 3) array."""
+    r = subprocess.run([_chromium(), "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+                        "--disable-background-networking", "--disable-component-update", "--disable-sync",
+                        f"--user-data-dir={tmp_path / 'profile'}", f"--screenshot={shot}",
+                        f"--window-size={width},{height}", page.as_uri()], capture_output=True, text=True, timeout=150)
+    assert r.returncode == 0 and shot.exists(), r.stderr[-2000:]
+    return np.asarray(Image.open(shot).convert("RGB")).reshape(height, width, 3).astype(int)
+
+
 @pytest.mark.browser
 @pytest.mark.timeout(180)
 def test_chromium_renders_the_sweep_report(sweep_dir, tmp_path):
-    exe = _chromium()
     page = build_report(sweep_dir, tmp_path / "report.html")
-    shot = tmp_path / "shot.png"
-    r = subprocess.run([exe, "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-                        "--disable-background-networking", "--disable-component-update", "--disable-sync",
-                        f"--user-data-dir={tmp_path / 'profile'}", f"--screenshot={shot}",
-                        "--window-size=1280,2000", page.as_uri()], capture_output=True, text=True, timeout=150)
-    assert r.returncode == 0 and shot.exists(), r.stderr[-2000:]
-    px = np.asarray(Image.open(shot).convert("RGB")).reshape(-1, 3).astype(int)
+    px = _screenshot(page, tmp_path / "shot.png", tmp_path, 1280, 2000).reshape(-1, 3)
     assert len(px) == 1280 * 2000
     colours = np.unique(px @ np.array([1 << 16, 1 << 8, 1]))
     assert len(colours) > 500  # text, lines, markers, anti-aliasing: not a blank page
@@ -115,7 +118,7 @@ def test_chromium_renders_the_sweep_report(sweep_dir, tmp_path):
 
 
 def test_reports_of_an_ungridded_and_of_an_unfinished_sweep(tmp_path):
-    base = _with_overrides(iwlab.load("rfc2415"), {"duration": "20s"})
+    base = with_overrides(iwlab.load("rfc2415"), {"duration": "20s"})
     iwlab.sweep(base, seeds=2, jobs=1, out=tmp_path / "seeds", progress=False)
     assert "Sweep of rfc2415: 2 runs" in build_report(tmp_path / "seeds").read_text()
     df = iwlab.sweep(base, grid={"iw.default": ["iw1", "iw2"]}, seeds=1, jobs=1, out=tmp_path / "part",
@@ -162,15 +165,8 @@ def test_chromium_shows_the_ledger_table_on_the_first_screen(tmp_path):
     from iwlab.studies.base import write_result
     from iwlab.studies.claims import _BADGE
 
-    exe = _chromium()
     page = write_result(_ledger_result(), tmp_path / "study")
-    shot = tmp_path / "ledger.png"
-    r = subprocess.run([exe, "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-                        "--disable-background-networking", "--disable-component-update", "--disable-sync",
-                        f"--user-data-dir={tmp_path / 'profile'}", f"--screenshot={shot}",
-                        "--window-size=1280,800", page.as_uri()], capture_output=True, text=True, timeout=150)
-    assert r.returncode == 0 and shot.exists(), r.stderr[-2000:]
-    px = np.asarray(Image.open(shot).convert("RGB")).reshape(800, 1280, 3).astype(int)
+    px = _screenshot(page, tmp_path / "ledger.png", tmp_path, 1280, 800)
 
     def badge_pixels(verdict: str) -> int:
         rgb = tuple(int(_BADGE[verdict][0][i:i + 2], 16) for i in (1, 3, 5))

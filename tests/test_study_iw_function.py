@@ -3,15 +3,13 @@ and 200 ms, C ∈ {4, 10, 45}, V ∈ {10, 45}): tables, the size-based IW as the
 report, conclusions."""
 
 import math
-from pathlib import Path
 
 import numpy as np
-import pandas as pd
 import pytest
 
 import iwlab
 from iwlab.studies import iw_function as st
-from studies_common import check_claims, run_tiny, tables
+from studies_common import check_claims, check_tables_and_report, run_tiny, tables
 
 POLICIES = ["C = 4", "C = 10", "C = 45", "V = 10", "V = 45"]
 COLUMNS = ["RT_s", "RR_s %", "RR_l %", "CT_s (s)", "CT_l (s)", "small flows", "large flows", "large completed %"]
@@ -76,13 +74,8 @@ def test_the_records_show_the_size_based_iw(study):
 
 def test_csvs_report_and_conclusions(study):
     res, out, report = study
-    for t in res.tables:
-        csv = pd.read_csv(out / "tables" / f"{t.name}.csv", index_col=0)
-        for c in t.frame.columns:
-            assert f"{c}_lo" in csv.columns and f"{c}_hi" in csv.columns
-    text = Path(report).read_text()
-    assert text.count("<img") == len(res.figures) == 3
-    assert 3 <= len(res.conclusions) <= 6
+    check_tables_and_report(res, out, report)
+    assert len(res.figures) == 3
     col4 = tables(res)["improvement"].frame["CT_s vs C = 4 %"]
     assert f"{col4.max():.1f} %" in res.conclusions[1]
     assert any("θ = 200 kB" in n for n in res.notes)

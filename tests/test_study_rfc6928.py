@@ -2,14 +2,11 @@
 exactly; the population experiment and the fallback comparison in tiny mode
 (IWLAB_STUDY_TINY=1: 2 seeds × 40 s, 60 clients)."""
 
-from pathlib import Path
-
 import numpy as np
-import pandas as pd
 import pytest
 
 from iwlab.studies import rfc6928 as st
-from studies_common import check_claims, run_tiny, tables
+from studies_common import check_claims, check_tables_and_report, run_tiny, tables
 
 RFC_TABLE = {  # RFC 6928 §5.1, verbatim
     "segments": [3, 6, 10, 12, 21, 25, 33, 46, 51, 78, 79, 120, 127],
@@ -96,13 +93,8 @@ def test_the_populations_differ_as_documented(study, tmp_path):
 
 def test_csvs_report_and_conclusions(study):
     res, out, report = study
-    for t in res.tables:
-        csv = pd.read_csv(out / "tables" / f"{t.name}.csv", index_col=0)
-        for c in t.frame.columns:
-            assert f"{c}_lo" in csv.columns and f"{c}_hi" in csv.columns
-    text = Path(report).read_text()
-    assert text.count("<img") == len(res.figures) == 3
-    assert 3 <= len(res.conclusions) <= 6
+    check_tables_and_report(res, out, report)
+    assert len(res.figures) == 3
     assert "exactly as in the RFC" in res.conclusions[0]
     bw = tables(res)["latency_by_bandwidth"]
     assert f"{bw.frame.loc[st.ALL, 'AvgDC improvement %']:.1f} %" in res.conclusions[1]

@@ -15,7 +15,7 @@ import psutil
 import pytest
 
 import iwlab
-from iwlab.sweep import _set_path, _with_overrides, parse_assignment, parse_value, parse_values
+from iwlab.sweep import _set_path, parse_assignment, parse_value, parse_values, with_overrides
 
 IWLAB = str(Path(sys.executable).parent / "iwlab")
 GRID = {"apps[0].count": [8, 16], "iw.default": ["iw1", "iw3"]}
@@ -23,7 +23,7 @@ GRID = {"apps[0].count": [8, 16], "iw.default": ["iw1", "iw3"]}
 
 @pytest.fixture(scope="module")
 def short():
-    return _with_overrides(iwlab.load("rfc2415"), {"duration": "20s"})
+    return with_overrides(iwlab.load("rfc2415"), {"duration": "20s"})
 
 
 def _stored(out: Path) -> dict[str, tuple[int, int]]:
@@ -76,7 +76,7 @@ def test_bad_override_paths_say_where_they_fail(short, path, message):
 
 def test_overridden_scenarios_are_validated_again(short):
     with pytest.raises(iwlab.ScenarioError, match="iw9"):
-        _with_overrides(short, {"iw.default": "iw9"})
+        with_overrides(short, {"iw.default": "iw9"})
 
 
 @pytest.mark.parametrize(("kwargs", "message"), [
@@ -202,7 +202,7 @@ def test_a_sweep_killed_with_sigkill_resumes_without_rerunning_or_losing_runs(tm
     assert len(after) == 9
     assert {k: after[k] for k in before} == before  # finished runs were not run again
     assert not list((out / "runs").glob(".tmp-*"))
-    base = _with_overrides(iwlab.load("rfc2415"), {"duration": "600s"})
+    base = with_overrides(iwlab.load("rfc2415"), {"duration": "600s"})
     fresh = iwlab.sweep(base, grid={"iw.default": ["iw1", "iw2", "iw3"]}, seeds=3, jobs=2, progress=False)
     pd.testing.assert_frame_equal(iwlab.sweep_records(out, "runs"), fresh)  # nothing lost, nothing changed
 

@@ -13,11 +13,8 @@ True
 
 from __future__ import annotations
 
-import html
 import json
 import math
-import shutil
-import statistics
 import threading
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -123,6 +120,8 @@ def _arrow_table(columns: dict[str, list[Any]], types: dict[str, str]) -> pa.Tab
 
 
 def _median(values: list[float | None]) -> float | None:
+    import statistics  # with its fractions, decimal and random: not on the path of `iwlab run`
+
     values = [v for v in values if v is not None and not math.isnan(v)]
     return float(statistics.median(values)) if values else None
 
@@ -252,6 +251,15 @@ class Result:
             return pq.read_table(self._files[name])
         return None
 
+    def arrow(self, name: str) -> pa.Table | None:
+        """Record table `name` as an Arrow table (no pandas unless the table is held as a
+        DataFrame already); None for an optional table the run did not record."""
+        if name in self._frames:
+            import pyarrow as pa
+
+            return pa.Table.from_pandas(self._frames[name], preserve_index=False)
+        return self._arrow(name)
+
     def _rows(self, name: str) -> int:
         if name in self._frames:
             return len(self._frames[name])
@@ -269,6 +277,8 @@ class Result:
 
     def _repr_html_(self) -> str:
         """A summary table for Jupyter."""
+        import html
+
         rows = "".join(f"<tr><th style='text-align:left'>{html.escape(k)}</th><td>{html.escape(v)}</td></tr>"
                        for k, v in summary_rows(self.summary))
         title = html.escape(f"iwlab run: {self.scenario.name}, seed {self.seed}")
@@ -284,6 +294,8 @@ class Result:
                 self._frames[name].to_parquet(path, index=False)
             elif name in self._files:  # written while the run went
                 if self._files[name].resolve() != path.resolve():
+                    import shutil
+
                     shutil.copyfile(self._files[name], path)
             elif self._has(name):  # straight from the core's columns or batches: no pandas
                 import pyarrow.parquet as pq

@@ -4,14 +4,9 @@
 ...                  seeds=3, out="out/sweep")                                  # doctest: +SKIP
 >>> flows = iwlab.sweep_records("out/sweep", table="flows")                      # doctest: +SKIP
 
-Layout of `out/` (every file written to a temporary name, then renamed):
-
-    manifest.json          the plan: base scenario hash, grid, seeds, one entry per run
-    scenario.toml          the base scenario (after --set overrides, before the grid)
-    runs/<hash>-s<seed>/   one directory per (grid point, seed), renamed into place when complete:
-        flows.parquet pages.parquet links.parquet queues.parquet
-        summary.json scenario.toml
-        run.json           grid values, seed, scenario hash, versions, metrics (written last)
+Runs go through `iwlab.runs` and are stored in its layout (`iwlab.runs.store`): the manifest
+(the plan: base scenario hash, grid, seeds, one entry per run), the base scenario, and one folder
+per (grid point, seed) under `runs/`, renamed into place when complete.
 
 A run is identified by the hash of its overridden scenario and its seed, so a sweep started
 again (after `kill -9`, or with a larger grid or more seeds) skips every run already on disk —
@@ -23,33 +18,23 @@ from __future__ import annotations
 
 import copy
 import itertools
-import json
 import os
 import re
-import shutil
-import threading
-import time
 import tomllib
-from collections.abc import Iterator, Mapping, Sequence
-from concurrent.futures import FIRST_COMPLETED, Future, wait
-from dataclasses import dataclass
-from io import BytesIO
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 import pandas as pd
 from tqdm import tqdm
 
-from iwlab import stats, workers
+from iwlab.runs import Task, run_many, store
+from iwlab.runs.execute import TABLES
+from iwlab.runs.store import read_manifest
 from iwlab.scenario_io import Scenario, load
 
-__all__ = ["sweep", "sweep_records", "read_manifest", "parse_value", "parse_values", "parse_assignment", "TABLES",
-           "progress_line"]
-
-TABLES = ("flows", "pages", "links", "queues")
-MANIFEST = "manifest.json"
-RUN_META = "run.json"
-FORMAT = 1
+__all__ = ["sweep", "sweep_records", "read_manifest", "parse_value", "parse_values", "parse_assignment",
+           "with_overrides", "plan", "TABLES", "progress_line"]
 
 
 # ---------------------------------------------------------------------------------------------
@@ -145,7 +130,7 @@ def _set_path(data: dict[str, Any], path: str, value: Any) -> None:
         where = f"{where}[{part}]" if isinstance(part, int) else f"{where}.{part}" if where else part
 
 
-def _with_overrides(scenario: Scenario, overrides: Mapping[str, Any]) -> Scenario:
+def with_overrides(scenario: Scenario, overrides: Mapping[str, Any]) -> Scenario:
     """`scenario` with dotted-path overrides, validated again by the core."""
     if not overrides:
         return scenario
@@ -160,15 +145,6 @@ def _with_overrides(scenario: Scenario, overrides: Mapping[str, Any]) -> Scenari
 
 # ---------------------------------------------------------------------------------------------
 # The plan
-
-
-@dataclass(frozen=True)
-class _Task:
-    run_id: str
-    point: dict[str, Any]
-    seed: int
-    scenario: Scenario
-    scenario_hash: str
 
 
 def _seeds(seeds: int | Sequence[int]) -> list[int]:
@@ -193,157 +169,14 @@ def _points(grid: Mapping[str, Sequence[Any]]) -> list[dict[str, Any]]:
     return [dict(zip(keys, combo)) for combo in itertools.product(*(grid[k] for k in keys))]
 
 
-def _plan(base: Scenario, grid: Mapping[str, Sequence[Any]], seeds: list[int]) -> list[_Task]:
+def plan(base: Scenario, grid: Mapping[str, Sequence[Any]], seeds: int | Sequence[int]) -> list[Task]:
+    """The runs of a sweep, in grid × seed order (`seeds` = N: seeds 1…N)."""
+    seed_list = _seeds(seeds)
     tasks = []
     for point in _points(grid):
-        sc = _with_overrides(base, point)
-        h = sc.hash()
-        tasks.extend(_Task(f"{h}-s{s}", point, s, sc, h) for s in seeds)
+        sc = with_overrides(base, point)
+        tasks.extend(Task.of(sc, s, point) for s in seed_list)
     return tasks
-
-
-# ---------------------------------------------------------------------------------------------
-# Running one task (in a worker process or a Dask worker: returns bytes, writes nothing)
-
-
-def _execute(task: _Task) -> dict[str, Any]:
-    from iwlab import __version__, core_version, engine_id
-    from iwlab.api import run
-
-    t0 = time.perf_counter()
-    r = run(task.scenario, seed=task.seed)
-    tables = {}
-    for name in TABLES:
-        buf = BytesIO()
-        getattr(r, name).to_parquet(buf, index=False)
-        tables[name] = buf.getvalue()
-    meta = {
-        "format": FORMAT,
-        "run_id": task.run_id,
-        "point": task.point,
-        "seed": task.seed,
-        "scenario_hash": task.scenario_hash,
-        "iwlab_version": __version__,
-        "core_version": core_version(),
-        "engine_id": engine_id(),
-        "metrics": stats.run_metrics(r.flows, r.pages, r.links, r.summary),
-        "wall_seconds": time.perf_counter() - t0,
-    }
-    summary = dict(r.summary, scenario=task.scenario.name, scenario_hash=task.scenario_hash)
-    return {"meta": meta, "tables": tables, "summary": summary, "toml": task.scenario.to_toml()}
-
-
-def _row(meta: dict[str, Any]) -> dict[str, Any]:
-    return {**meta["point"], "seed": meta["seed"], "scenario_hash": meta["scenario_hash"],
-            "run_id": meta["run_id"], "iwlab_version": meta["iwlab_version"],
-            "core_version": meta["core_version"], "engine_id": meta.get("engine_id"), **meta["metrics"]}
-
-
-# ---------------------------------------------------------------------------------------------
-# Storage: temp + rename
-
-
-def _write(path: Path, data: bytes | str) -> None:
-    with open(path, "wb") as fh:
-        fh.write(data.encode() if isinstance(data, str) else data)
-        fh.flush()
-        os.fsync(fh.fileno())
-
-
-def _fsync_dir(path: Path) -> None:
-    fd = os.open(path, os.O_RDONLY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
-
-
-def _write_atomic(path: Path, data: bytes | str) -> None:
-    tmp = path.with_name(f".tmp-{path.name}-{os.getpid()}")
-    _write(tmp, data)
-    os.replace(tmp, path)
-    _fsync_dir(path.parent)
-
-
-def _store(out: Path, payload: dict[str, Any]) -> None:
-    meta = payload["meta"]
-    runs = out / "runs"
-    final = runs / meta["run_id"]
-    tmp = runs / f".tmp-{meta['run_id']}-{os.getpid()}"
-    shutil.rmtree(tmp, ignore_errors=True)
-    tmp.mkdir(parents=True)
-    for name, data in payload["tables"].items():
-        _write(tmp / f"{name}.parquet", data)
-    _write(tmp / "summary.json", json.dumps(payload["summary"], indent=2, sort_keys=True))
-    _write(tmp / "scenario.toml", payload["toml"])
-    _write(tmp / RUN_META, json.dumps(meta, indent=2))
-    _fsync_dir(tmp)
-    stored = _load_meta(out, meta["run_id"])
-    if stored is not None and stored.get("engine_id") != meta["engine_id"]:
-        shutil.rmtree(final)  # stored by another engine build: this run replaces it
-    try:
-        os.rename(tmp, final)
-    except OSError:  # another sweep finished the same run first: same scenario, same seed
-        if not (final / RUN_META).exists():
-            raise
-        shutil.rmtree(tmp, ignore_errors=True)
-    _fsync_dir(runs)
-
-
-def _load_meta(out: Path, run_id: str) -> dict[str, Any] | None:
-    path = out / "runs" / run_id / RUN_META
-    return json.loads(path.read_text()) if path.exists() else None
-
-
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
-
-
-def _clean_stale(out: Path) -> None:
-    """Removes temporaries left by killed sweeps (the pid in their name is gone)."""
-    for p in [*out.glob(".tmp-*"), *(out / "runs").glob(".tmp-*")]:
-        pid = p.name.rsplit("-", 1)[-1]
-        if not pid.isdigit() or int(pid) == os.getpid() or _alive(int(pid)):
-            continue
-        if p.is_dir():
-            shutil.rmtree(p, ignore_errors=True)
-        else:
-            p.unlink(missing_ok=True)
-
-
-def _write_manifest(out: Path, base: Scenario, grid: Mapping[str, Sequence[Any]], seeds: list[int],
-                    tasks: list[_Task]) -> None:
-    from iwlab import __version__, core_version, engine_id
-
-    manifest = {
-        "format": FORMAT,
-        "iwlab_version": __version__,
-        "core_version": core_version(),
-        "engine_id": engine_id(),
-        "scenario": base.name,
-        "scenario_hash": base.hash(),
-        "grid": {k: list(v) for k, v in grid.items()},
-        "seeds": seeds,
-        "runs": [{"run_id": t.run_id, "point": t.point, "seed": t.seed, "scenario_hash": t.scenario_hash}
-                 for t in tasks],
-    }
-    (out / "runs").mkdir(parents=True, exist_ok=True)
-    _write_atomic(out / "scenario.toml", base.to_toml())
-    _write_atomic(out / MANIFEST, json.dumps(manifest, indent=2))
-
-
-def read_manifest(out: str | Path) -> dict[str, Any]:
-    """The plan of the sweep stored in `out` (grid, seeds, runs)."""
-    path = Path(out) / MANIFEST
-    if not path.exists():
-        raise FileNotFoundError(f"{out}: not a sweep directory (no {MANIFEST})")
-    return json.loads(path.read_text())
 
 
 # ---------------------------------------------------------------------------------------------
@@ -361,53 +194,6 @@ def progress_line(total: int, stored: int, label: str, enabled: bool = True) -> 
         return tqdm(total=total, disable=True)
     desc = f"{label} ({stored} already stored)" if stored else label
     return tqdm(total=total, initial=stored, desc=desc, unit="run", disable=not enabled, dynamic_ncols=True)
-
-
-# ---------------------------------------------------------------------------------------------
-# Executors
-
-
-def _orphan_guard(parent: int) -> None:
-    """Pool worker initializer: exit when the sweep process is gone (e.g. `kill -9`), rather than
-    wait forever on a task queue whose other end this worker also holds."""
-
-    def watch() -> None:
-        while os.getppid() == parent:
-            time.sleep(0.2)
-        os._exit(1)
-
-    threading.Thread(target=watch, name="iwlab-orphan-guard", daemon=True).start()
-
-
-def _local(tasks: list[_Task], jobs: int) -> Iterator[dict[str, Any]]:
-    if jobs == 1 or len(tasks) == 1:
-        for t in tasks:
-            yield _execute(t)
-        return
-    # spawned workers that start clean and never run the caller's script (iwlab.workers)
-    with workers.pool(min(jobs, len(tasks)), _orphan_guard, (os.getpid(),)) as pool:
-        pending: set[Future[dict[str, Any]]] = {pool.submit(_execute, t) for t in tasks}
-        try:
-            while pending:
-                done, pending = wait(pending, return_when=FIRST_COMPLETED)
-                for fut in done:
-                    yield fut.result()
-        finally:
-            for fut in pending:
-                fut.cancel()
-
-
-def _dask(tasks: list[_Task], address: Any) -> Iterator[dict[str, Any]]:
-    from distributed import Client, as_completed
-
-    client = address if isinstance(address, Client) else Client(address)
-    try:
-        futures = client.map(_execute, tasks, key=[f"iwlab-run-{t.run_id}" for t in tasks], pure=False)
-        for fut in as_completed(futures):
-            yield fut.result()
-    finally:
-        if client is not address:
-            client.close()
 
 
 # ---------------------------------------------------------------------------------------------
@@ -435,38 +221,35 @@ def sweep(scenario: Scenario | str | Path, grid: Mapping[str, Sequence[Any]] | N
     base = scenario if isinstance(scenario, Scenario) else load(scenario)
     grid = dict(grid or {})
     seed_list = _seeds(seeds)
-    tasks = _plan(base, grid, seed_list)
+    tasks = plan(base, grid, seed_list)
 
     metas: dict[str, dict[str, Any]] = {}
     out_dir = Path(out) if out is not None else None
     if out_dir is not None:
         out_dir.mkdir(parents=True, exist_ok=True)
-        _write_manifest(out_dir, base, grid, seed_list, tasks)
-        _clean_stale(out_dir)
-        from iwlab import engine_id
-
+        store.write_manifest(out_dir, base, grid, seed_list, tasks)
+        store.clean_stale(out_dir)
         for t in tasks:
-            meta = _load_meta(out_dir, t.run_id)
             # A run stored by another engine build may differ: it is run again and replaced.
-            if meta is not None and meta.get("engine_id") == engine_id():
+            meta = store.reusable(out_dir, t.run_id)
+            if meta is not None:
                 metas[t.run_id] = meta
     todo = list({t.run_id: t for t in tasks if t.run_id not in metas}.values())
 
     bar = progress_line(len({t.run_id for t in tasks}), len(metas),
                         progress if isinstance(progress, str) else "sweep", bool(progress))
     try:
-        stream = _dask(todo, dask) if dask is not None else _local(todo, jobs or os.cpu_count() or 1)
-        for payload in stream if todo else ():
+        for rec in run_many(todo, jobs=jobs or os.cpu_count() or 1, dask=dask) if todo else ():
             if out_dir is not None:
-                _store(out_dir, payload)
-            metas[payload["meta"]["run_id"]] = payload["meta"]
+                store.write_run(out_dir, rec)
+            metas[rec.run_id] = rec.meta
             bar.update(1)
     finally:
         bar.close()
 
     rows = []
     for t in tasks:
-        row = _row(metas[t.run_id])
+        row = store.row(metas[t.run_id])
         row.update(t.point)  # two points may share a scenario (and so a stored run)
         rows.append(row)
     return pd.DataFrame(rows)
@@ -488,14 +271,14 @@ def sweep_records(out: str | Path, table: str = "flows", columns: Sequence[str] 
     if table == "runs":
         rows = []
         for entry in manifest["runs"]:
-            meta = _load_meta(out, entry["run_id"])
+            meta = store.load_meta(out, entry["run_id"])
             if meta is not None:
-                rows.append({**_row(meta), **entry["point"]})
+                rows.append({**store.row(meta), **entry["point"]})
         return pd.DataFrame(rows)
     frames, empty = [], None
     for entry in manifest["runs"]:
-        path = out / "runs" / entry["run_id"]
-        if not (path / RUN_META).exists():
+        path = store.run_dir(out, entry["run_id"])
+        if not (path / store.RUN_META).exists():
             continue
         df = pd.read_parquet(path / f"{table}.parquet", columns=None if columns is None else list(columns),
                              dtype_backend="pyarrow")

@@ -18,7 +18,7 @@ import pandas as pd
 
 from iwlab.advise.build import scenario_data
 from iwlab.advise.candidates import BASELINE, DEFAULT, DEPLOYABLE, Candidate, expand
-from iwlab.advise.evaluate import EvalSpec, sweep_module
+from iwlab.advise.evaluate import EvalSpec
 from iwlab.advise.profile import Profile
 from iwlab.advise.search import Budget, Margin, RaceState, Runner, preference, race, t_interval
 from iwlab.advise.types import DEPLOY, INSUFFICIENT, SIMPLICITY, AdviceRecord
@@ -147,7 +147,7 @@ def advise(profile: Profile | str | Path | None = None, *, candidates: Sequence[
     `verify_time` seconds pass (`verify.verify`; runs of `verify_duration` seconds, default as
     long as the objective needs; root, namespaces).
     """
-    sweep = sweep_module()
+    from iwlab.runs import Task
     from iwlab.scenario import Scenario
 
     if isinstance(profile, (str, Path)):
@@ -186,7 +186,7 @@ def advise(profile: Profile | str | Path | None = None, *, candidates: Sequence[
                 sc = Scenario.from_data(scenario_data(prof, c), "<advise>")
                 scenarios[key] = (sc, sc.hash())
             sc, h = scenarios[key]
-            return sweep._Task(f"{h}-s{seed}", {"candidate": c.name, "variant": variant}, seed, sc, h)
+            return Task(f"{h}-s{seed}", {"candidate": c.name, "variant": variant}, seed, sc, h)
 
         return task
 

@@ -71,13 +71,13 @@ def size_strata(p: Profile, n: int = STRATA) -> list[int]:
     draws it; at least one MSS for the built-in ones, as `_size` says) split into `n` strata of
     equal probability, each represented by its mean — so the mean size, and with it the load,
     stays the distribution's. A fixed size `Nseg` is one stratum."""
-    from iwlab.emulate.dists import _empirical
+    from iwlab.emulate.dists import empirical
 
     if p.sizes.endswith("seg"):
         return [int(p.sizes[:-3]) * p.mss]
     pts, least = _cdf_points(p), (p.mss if p.sizes in ("websearch", "datamining") else 1)
     fine = 64  # midpoint rule inside a stratum: the quantile is linear between breakpoints
-    return [max(1, round(sum(max(_empirical(pts, (k + (j + 0.5) / fine) / n), least) for j in range(fine)) / fine))
+    return [max(1, round(sum(max(empirical(pts, (k + (j + 0.5) / fine) / n), least) for j in range(fine)) / fine))
             for k in range(n)]
 
 

@@ -1,19 +1,17 @@
 """One run → the few numbers the advisor compares (computed where the run happened, so a
 worker or a Dask node sends back a small dict, not the records).
 
-The run itself goes through the sweep machinery (`iwlab.sweep._Task`, `_execute`), exactly as
-`iwlab sweep` runs it.
+The run itself goes through `iwlab.runs` (`Task`, `run_one`), exactly as `iwlab sweep` runs it.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from io import BytesIO
 from typing import Any
 
 import numpy as np
 
-__all__ = ["EvalSpec", "evaluate", "METRICS", "sweep_module"]
+__all__ = ["EvalSpec", "evaluate", "METRICS"]
 
 METRICS = ("fct_mean", "fct_median", "fct_p95", "fct_p99")
 
@@ -48,13 +46,6 @@ class EvalSpec:
                    others=tuple(i for i, n in enumerate(names) if n.startswith(f"{OTHERS}-")),
                    names=tuple(n for n in names if n.startswith(f"{FOREGROUND}-")),
                    other_names=tuple(n for n in names if n.startswith(f"{OTHERS}-")), **kw)
-
-
-def sweep_module() -> Any:
-    """The module `iwlab.sweep` (the package attribute of that name is the function `iwlab.sweep`)."""
-    import importlib
-
-    return importlib.import_module("iwlab.sweep")
 
 
 def _stats(x: np.ndarray) -> dict[str, float]:
@@ -115,12 +106,9 @@ def reduce(flows: Any, links: Any, queues: Any, spec: EvalSpec) -> dict[str, flo
 
 def evaluate(task: Any, spec: EvalSpec) -> dict[str, Any]:
     """Runs one sweep task and reduces it (in a worker process or on a Dask worker)."""
-    import pandas as pd
+    from iwlab.runs import run_one
 
-    sweep = sweep_module()
-
-    payload = sweep._execute(task)
-    tables = {n: pd.read_parquet(BytesIO(payload["tables"][n]), dtype_backend="pyarrow") for n in ("flows", "links", "queues")}
-    out = reduce(tables["flows"], tables["links"], tables["queues"], spec)
+    rec = run_one(task)
+    out = reduce(rec.frame("flows"), rec.frame("links"), rec.frame("queues"), spec)
     return {"run_id": task.run_id, "point": task.point, "seed": task.seed,
-            "wall_seconds": payload["meta"]["wall_seconds"], **out}
+            "wall_seconds": rec.meta["wall_seconds"], **out}

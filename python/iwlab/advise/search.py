@@ -7,14 +7,13 @@ indistinguishable at that precision), or when the budget is spent — and says w
 round does not fit in what is left of the budget, the worse half of the survivors is dropped
 first (successive halving) until it fits.
 
-Runs go through the sweep machinery (`iwlab.sweep._Task` / `_execute`) in a pool of local
+Runs go through `iwlab.runs` (`Task`, `run_one`) in a pool of local
 processes kept for the whole search, or on a Dask cluster.
 """
 
 from __future__ import annotations
 
 import math
-import os
 import re
 import time
 from collections.abc import Callable, Iterator, Sequence
@@ -24,7 +23,7 @@ from typing import Any
 import numpy as np
 
 from iwlab.advise.types import INSUFFICIENT, MIN_FLOWS_PER_RUN, SIMPLICITY, Candidate
-from iwlab.advise.evaluate import EvalSpec, sweep_module, evaluate
+from iwlab.advise.evaluate import EvalSpec, evaluate
 
 __all__ = ["flows_per_run", "flows_needed", "Budget", "Margin", "Runner", "race", "RaceState", "t_interval", "preference"]
 
@@ -133,56 +132,19 @@ def t_interval(x: np.ndarray, confidence: float = CONFIDENCE) -> tuple[float, fl
 
 
 class Runner:
-    """Runs tasks in local processes (kept across rounds) or on a Dask cluster."""
+    """Runs tasks in local processes (kept across rounds) or on a Dask cluster (`iwlab.runs.Pool`)."""
 
     def __init__(self, jobs: int | None = None, dask: Any = None):
-        self.jobs = jobs or os.cpu_count() or 1
-        self.client = None
-        self.own_client = False
-        self.pool = None
-        if dask is not None:
-            from distributed import Client
+        from iwlab.runs import Pool
 
-            self.own_client = not isinstance(dask, Client)
-            self.client = Client(dask) if self.own_client else dask
-        elif self.jobs > 1:
-            from iwlab import workers
-
-            sweep = sweep_module()
-            # spawned workers that never run the caller's script again (iwlab.workers)
-            self.pool = workers.pool(self.jobs, sweep._orphan_guard, (os.getpid(),))
+        self.pool = Pool(jobs, dask)
+        self.jobs = self.pool.jobs
 
     def map(self, tasks: Sequence[Any], spec: EvalSpec) -> Iterator[dict[str, Any]]:
-        if not tasks:
-            return
-        if self.client is not None:
-            from distributed import as_completed
-
-            futs = self.client.map(evaluate, list(tasks), [spec] * len(tasks), pure=False,
-                                   key=[f"iwlab-advise-{t.run_id}-{i}" for i, t in enumerate(tasks)])
-            for fut in as_completed(futs):
-                yield fut.result()
-        elif self.pool is not None:
-            from concurrent.futures import as_completed as done
-
-            futs = [self.pool.submit(evaluate, t, spec) for t in tasks]
-            try:
-                for fut in done(futs):
-                    yield fut.result()
-            finally:
-                for fut in futs:
-                    fut.cancel()
-        else:
-            for t in tasks:
-                yield evaluate(t, spec)
+        return self.pool.map(evaluate, tasks, spec, names=lambda t: t.run_id)
 
     def close(self) -> None:
-        if self.pool is not None:
-            self.pool.shutdown(wait=True, cancel_futures=True)
-            self.pool = None
-        if self.client is not None and self.own_client:
-            self.client.close()
-        self.client = None
+        self.pool.close()
 
 
 @dataclass

@@ -16,7 +16,7 @@ from typing import Annotated, NoReturn, Optional
 import typer
 import typer.core
 
-__all__ = ["user_errors", "fail", "error", "HelpGroup", "one_line", "load_scenario", "SetOption", "ScenarioArg", "SeedOption"]
+__all__ = ["user_errors", "fail", "error", "HelpGroup", "one_line", "load_scenario", "SetOption", "ScenarioArg", "SeedOption", "boxed"]
 
 SetOption = Annotated[
     Optional[list[str]],
@@ -94,3 +94,21 @@ def load_scenario(scenario: str, sets: list[str] | None):
         from iwlab.scenario_io import load
 
     return load(scenario, sets or ())
+
+
+def boxed(title: str, rows: list[tuple[str, str]]) -> str:
+    """`title`, then (label, value) rows in a box: labels left-aligned, values right-aligned.
+
+    >>> print(boxed("t", [("a", "1"), ("bb", "22")]))
+    t
+    ┌────┬────┐
+    │ a  │  1 │
+    │ bb │ 22 │
+    └────┴────┘
+    """
+    w0 = max((len(a) for a, _ in rows), default=0)
+    w1 = max((len(b) for _, b in rows), default=0)
+    lines = [title, f"┌{'─' * (w0 + 2)}┬{'─' * (w1 + 2)}┐"]
+    lines += [f"│ {a.ljust(w0)} │ {b.rjust(w1)} │" for a, b in rows]
+    lines.append(f"└{'─' * (w0 + 2)}┴{'─' * (w1 + 2)}┘")
+    return "\n".join(lines)

@@ -12,7 +12,7 @@ from typing import Annotated, Optional
 
 import typer
 
-from iwlab.cli.common import ScenarioArg, SeedOption, SetOption, fail, load_scenario, user_errors
+from iwlab.cli.common import ScenarioArg, SeedOption, SetOption, boxed, fail, load_scenario, user_errors
 
 
 def _version(value: bool) -> None:
@@ -30,34 +30,12 @@ def _root(
     del version
 
 
-def _warm_rich():
-    """Imports what `_print_summary` needs on a second thread: the engine runs without the GIL,
-    so the import (0.015-0.03 s) overlaps it instead of following it. The caller joins the thread
-    whatever happens, so no import outlives the command (a caller in-process — tests, notebooks —
-    must not find a module half-imported or its global state touched after the call)."""
-    import threading
-
-    def imports() -> None:
-        import rich.console  # noqa: F401
-        import rich.table  # noqa: F401
-
-    warm = threading.Thread(target=imports, daemon=True)
-    warm.start()
-    return warm
-
-
 def _print_summary(result) -> None:
-    from rich.console import Console
-    from rich.table import Table
-
+    """The summary as a boxed two-column table in plain text: rich's table would add its import
+    (47 modules, bench/README.md "Fifth pass") to every `iwlab run`."""
     from iwlab.api import summary_rows
 
-    table = Table(title=f"{result.scenario.name} · seed {result.seed}", show_header=False, title_justify="left")
-    table.add_column("metric", style="bold")
-    table.add_column("value", justify="right")
-    for label, value in summary_rows(result.summary):
-        table.add_row(label, value)
-    Console().print(table)
+    typer.echo(boxed(f"{result.scenario.name} · seed {result.seed}", summary_rows(result.summary)))
 
 
 def run(
@@ -97,12 +75,8 @@ def run(
             fail(f"--map {maps[0]!r}: maps a policy file's prefix; expected --policy FILE with it")
         if out is None:  # the default folder names the seed the run will use
             out = Path("out") / f"{sc.name}-seed{sc.data['seed'] if seed is None else seed}"
-        warm = _warm_rich()
-        try:
-            result = run_scenario(sc, seed=seed, iw_events=policy is not None, out=out)
-            folder = result.save(out)
-        finally:
-            warm.join()
+        result = run_scenario(sc, seed=seed, iw_events=policy is not None, out=out)
+        folder = result.save(out)
     _print_summary(result)
     extra = ",iw_events" if result.iw_events is not None else ""
     typer.echo(f"wrote {folder}/{{flows,pages,links,queues{extra}}}.parquet, summary.json, scenario.toml")

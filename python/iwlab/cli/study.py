@@ -40,12 +40,12 @@ def sweep(
     """
     from iwlab import sweep as run_sweep
     from iwlab.scenario import load
-    from iwlab.sweep import _with_overrides, parse_assignment
+    from iwlab.sweep import parse_assignment, with_overrides
 
     try:
         overrides = dict(parse_assignment(s) for s in set_ or [])
         grid_map = dict(parse_assignment(g, many=True) for g in grid or [])
-        base = _with_overrides(load(scenario), overrides)
+        base = with_overrides(load(scenario), overrides)
         df = run_sweep(base, grid=grid_map, seeds=seeds, jobs=jobs, dask=dask, out=out, progress=progress)
     except (ScenarioError, OSError, ValueError, KeyError) as e:  # OSError: files, or a Dask address
         raise _fail(e) from None

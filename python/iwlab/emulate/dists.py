@@ -107,7 +107,7 @@ def normalize(spec: Any, factor: float, base_dir: str | Path | None = None,
     return out
 
 
-def _empirical(points: list[list[float]], u: float) -> float:
+def empirical(points: list[list[float]], u: float) -> float:
     # Left-continuous inverse, as Empirical::quantile: first point with cdf >= u.
     cdf = [c for _, c in points]
     i = bisect.bisect_left(cdf, u)
@@ -136,7 +136,7 @@ def sample(d: dict[str, Any], rng: random.Random) -> float:
     elif kind == "lognormal":
         x = math.exp(rng.gauss(d["mu"], d["sigma"]))
     elif kind == "empirical":
-        x = _empirical(d["points"], rng.random())
+        x = empirical(d["points"], rng.random())
     else:
         raise ValueError(f"unknown distribution kind {kind!r}")
     if "min" in d:

@@ -24,7 +24,6 @@ import json
 import math
 import tempfile
 import time
-from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -113,11 +112,9 @@ def simulate(grid: Grid, cells: list[Cell], sim_seeds: int, replay: bool, first_
                     kf = kf.rename(columns={"iw_policy": "server_iw"})
                 f = replay_csv(kf, tmp / f"{c.name}-{s}.csv")
                 jobs.append((str(grid.path), c.name, "replay", s, False, str(f)))
-    if workers > 1:
-        with ProcessPoolExecutor(workers) as ex:
-            parts = list(ex.map(_sim_job, jobs))
-    else:
-        parts = [_sim_job(j) for j in jobs]
+    from iwlab.runs import run_many
+
+    parts = list(run_many(jobs, _sim_job, jobs=workers, ordered=True))
     return pd.concat(parts, ignore_index=True) if parts else pd.DataFrame()
 
 

@@ -8,17 +8,13 @@ import os
 import struct
 import tempfile
 from collections import Counter
-from collections.abc import Iterator
-from concurrent.futures import FIRST_COMPLETED, wait
 from dataclasses import dataclass
-from io import BytesIO
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
-from iwlab import workers
 from iwlab.studies.base import Options, quantity, tiny
 
 
@@ -170,7 +166,7 @@ def pcap_data_packets(path: str | Path) -> Counter[int]:
     return counts
 
 
-def _execute(task: _Task) -> tuple[str, bytes]:
+def _execute(task: _Task) -> tuple[str, Any]:
     from iwlab.api import run
 
     r = run(task.scenario, seed=task.seed)
@@ -197,35 +193,17 @@ def _execute(task: _Task) -> tuple[str, bytes]:
     for k, v in task.point.items():
         out[k] = v
     out["seed"] = task.seed
-    buf = BytesIO()
-    out.to_parquet(buf, index=False)
-    return task.key, buf.getvalue()
+    import pyarrow as pa
 
-
-def _local(tasks: list[_Task], jobs: int) -> Iterator[tuple[str, bytes]]:
-    if jobs == 1 or len(tasks) == 1:
-        yield from map(_execute, tasks)
-        return
-    with workers.pool(min(jobs, len(tasks))) as pool:  # never runs the caller's script again
-        pending = {pool.submit(_execute, t) for t in tasks}
-        while pending:
-            done, pending = wait(pending, return_when=FIRST_COMPLETED)
-            for fut in done:
-                yield fut.result()
-
-
-def _dask(tasks: list[_Task], address: str) -> Iterator[tuple[str, bytes]]:
-    from distributed import Client, as_completed
-
-    with Client(address) as client:
-        futures = client.map(_execute, tasks, key=[f"iwlab-cl-{t.key}" for t in tasks], pure=False)
-        for fut in as_completed(futures):
-            yield fut.result()
+    return task.key, pa.Table.from_pandas(out, preserve_index=False)  # what `to_parquet` stores
 
 
 def run_all(tasks: list[_Task], opts: Options, phase: str = "runs") -> pd.DataFrame:
     """Runs the tasks not yet stored under `opts.out/raw/runs/`; returns every task's flows.
     `phase` names them on the progress line."""
+    import pyarrow.parquet as pq
+
+    from iwlab.runs import run_many
     from iwlab.sweep import progress_line
 
     runs = Path(opts.out) / "raw" / "runs"
@@ -240,10 +218,10 @@ def run_all(tasks: list[_Task], opts: Options, phase: str = "runs") -> pd.DataFr
     bar = progress_line(len({t.key for t in tasks}), len({t.key for t in tasks}) - len(todo), f"{NAME} · {phase}",
                         opts.progress)
     try:
-        stream = _dask(todo, opts.dask) if opts.dask else _local(todo, opts.jobs or os.cpu_count() or 1)
-        for key, data in stream if todo else ():
+        stream = run_many(todo, _execute, jobs=opts.jobs or os.cpu_count() or 1, dask=opts.dask or None)
+        for key, table in stream if todo else ():
             tmp = runs / f".tmp-{key}-{os.getpid()}"
-            tmp.write_bytes(data)
+            pq.write_table(table, tmp)
             os.replace(tmp, runs / f"{key}.parquet")
             bar.update(1)
     finally:
