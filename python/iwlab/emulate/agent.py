@@ -410,8 +410,10 @@ class Agent:
 
     async def quic_exchange(self, app: int, server: dict[str, Any], request: int, response: int,
                             label: dict[str, Any], server_iw: dict[str, Any] | None) -> bool:
-        """One flow on the app's QUIC client endpoint, from and to the addresses a TCP flow would
-        use (the routes' initcwnd does not act on UDP: the window is the endpoint's)."""
+        """One flow on the app's QUIC client endpoint, between the hosts' own addresses: the window
+        is the endpoint's (the routes' initcwnd does not act on UDP), and a server socket bound to
+        0.0.0.0 answers from the address its route picks, the host's own, which is where the
+        client must have sent (an aioquic client drops datagrams from another address)."""
         a = self.apps[app]
         w_srv = iw_segments(server_iw or a["server_iw"], response)
         w_cli = iw_segments(a["client_iw"], request)
@@ -422,7 +424,7 @@ class Agent:
                                "iw_server": w_srv, "iw_client": w_cli, "uid": uid, "flow_no": flow, "delivered": 0,
                                "completed": False, "start": self.now()}
         fut = self.quic_pending[uid] = asyncio.get_running_loop().create_future()
-        job = {"uid": uid, "flow": flow, "bind": alias(self.g, w_srv), "dst": alias(server["g"], w_cli),
+        job = {"uid": uid, "flow": flow, "bind": own_addr(self.g), "dst": own_addr(server["g"]),
                "port": a["port"], "request": request, "response": response}
         try:
             p = self.quic_clients[app]

@@ -164,7 +164,8 @@ def _metrics(results: list, mode: str) -> dict[str, float]:
         p = r.pages[~r.pages["in_warmup"]] if len(r.pages) else r.pages
         if len(p):
             add("median page delay (s)", float(p["delay"].astype("float64").median()))
-    return {k: float(np.nanmean(v)) if len(v) else float("nan") for k, v in out.items()}
+    # A metric no run could measure (PTOs of an endpoint that does not report them) stays NaN.
+    return {k: float(np.nanmean(v)) if np.isfinite(v).any() else float("nan") for k, v in out.items()}
 
 
 def compare(scenario, seeds: int = 1, duration: float | None = None, out: str | Path | None = None,
