@@ -832,7 +832,8 @@ mod tests {
         let mut f = Vec::new();
         assert!(encode_frame_with(&pkt, &PcapConfig::default(), Some(&bytes[1..]), &mut f).is_err());
         // Without bytes a QUIC packet is written as before: zeros, the configured UDP port.
-        let (_, udp) = split(&frame(&pkt));
+        let zeros = frame(&pkt);
+        let (_, udp) = split(&zeros);
         assert_eq!(be16(udp, 2), 9);
         assert!(udp[8..].iter().all(|b| *b == 0));
     }
