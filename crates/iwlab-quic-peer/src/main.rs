@@ -30,7 +30,7 @@ use tokio::io::{AsyncBufReadExt, BufReader};
 
 /// The request's header: response bytes, flow number.
 const HEADER: usize = 16;
-const ZEROS: [u8; 1 << 16] = [0; 1 << 16];
+static ZEROS: [u8; 1 << 16] = [0; 1 << 16];
 
 #[derive(Copy, Clone, Debug, ValueEnum)]
 enum Role {
