@@ -45,7 +45,7 @@ step = @mkdir -p $(LOG); echo "$(1): $(2)"; { $(3); } > $(LOG)/$(1).log 2>&1 || 
   { tail -n 200 $(LOG)/$(1).log; echo "$(1): FAILED (whole log: $(LOG)/$(1).log)"; exit 1; }
 endif
 
-.PHONY: run test deps deps-rust deps-browser deps-tools deps-bpf deps-probe bpf ext install test-rust test-python bench bench-engine ns3 ns3-deps lint clean
+.PHONY: run test deps deps-rust deps-browser deps-tools deps-bpf deps-probe bpf quic-peer ext install test-rust test-python bench bench-engine ns3 ns3-deps lint clean
 
 ## run: set up, reproduce RFC 2415 in quick mode (3 seeds, short runs): tables + out/rfc2415/report.html
 run: ext
@@ -60,7 +60,7 @@ install: ext
 	@case ":$$PATH:" in *":$(BINDIR):"*) ;; *) echo "install: $(BINDIR) is not on PATH; add it (e.g. export PATH=\"$(BINDIR):\$$PATH\")";; esac
 
 ## test: set up, then run every test
-test: ext ns3-deps bpf deps-probe test-rust test-python
+test: ext ns3-deps bpf deps-probe quic-peer test-rust test-python
 
 deps-rust:
 	@command -v $(CARGO) >/dev/null || { echo "cargo not found: install Rust stable (rustup)"; exit 1; }
@@ -134,6 +134,11 @@ deps-probe:
 ## bpf: build iwlab-bpf (crates/iwlab-bpf: the eBPF programs and their loader) into target/release
 bpf: deps-rust deps-bpf
 	$(call step,bpf,cargo build --release -p iwlab-bpf,$(CARGO) build --release -p iwlab-bpf)
+
+## quic-peer: build iwlab-quic-peer (crates/iwlab-quic-peer: quinn on the kernel's UDP, the
+## emulator's `--quic-stack quinn`) into target/release
+quic-peer: deps-rust
+	$(call step,quic-peer,cargo build --release -p iwlab-quic-peer,$(CARGO) build --release -p iwlab-quic-peer)
 
 ## deps-browser: headless Chromium for the report's browser test (Debian package; skipped if present)
 deps-browser:

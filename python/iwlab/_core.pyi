@@ -88,9 +88,12 @@ def run(
     iw_events: bool = False,
     sink: Callable[[str, dict[str, ColumnBuffers]], None] | None = None,
     out: str | None = None,
+    keylog: str | None = None,
 ) -> RunOutput:
     """Runs a scenario with `seed` (the scenario's own if None); with `pcap`, writes the
-    bottleneck's packets of `flows` (all if None) to that file. With `iw_events`, the output
+    bottleneck's packets of `flows` (all if None) to that file; with `keylog` too, the QUIC
+    connections' TLS secrets go to that file (SSLKEYLOGFILE) and the pcap carries the QUIC
+    datagrams' bytes. With `iw_events`, the output
     also has an "iw_events" table (every IW decision and policy event). Releases the GIL while it runs.
     With `sink`, the tables are not in the output: each goes to `sink(name, columns)` as it is
     read off the engine, at most 4 096 rows at a time (at least one call per table), every

@@ -354,10 +354,14 @@ def summary_rows(s: dict[str, Any]) -> list[tuple[str, str]]:
 
 
 def run(scenario: Scenario | str | Path, seed: int | None = None, pcap: str | Path | None = None,
-        flows: list[int] | None = None, iw_events: bool = False, out: str | Path | None = None) -> Result:
+        flows: list[int] | None = None, iw_events: bool = False, out: str | Path | None = None,
+        keylog: str | Path | None = None) -> Result:
     """Runs `scenario` (a Scenario, a TOML path or a preset name) once, with `seed` (default:
     the scenario's). With `pcap`, the packets of the bottleneck (both directions) of the
-    flows `flows` (ids of the `flow` column; all if None) are written to that file. With
+    flows `flows` (ids of the `flow` column; all if None) are written to that file; with
+    `keylog` as well, the TLS secrets of the QUIC connections go to that file (SSLKEYLOGFILE
+    format) and the pcap carries the QUIC datagrams as sent, which Wireshark decrypts (their
+    bytes differ between runs: the X25519 key shares are not seeded). With
     `iw_events`, every IW decision and event of the IW policies is recorded (`Result.iw_events`).
     With `out`, the record tables are written to `out/NAME.parquet` as the engine hands them
     over (the rest of the folder comes with `Result.save(out)`); without, they stay in memory
@@ -370,17 +374,21 @@ def run(scenario: Scenario | str | Path, seed: int | None = None, pcap: str | Pa
     sc = scenario if isinstance(scenario, Scenario) else load(scenario)
     folder = None if out is None else Path(out)
     pcap_path = None if pcap is None else str(pcap)
+    if keylog is not None and pcap is None:
+        raise ValueError("keylog needs a pcap: the key log decrypts the QUIC datagrams the pcap holds")
+    keylog_path = None if keylog is None else str(keylog)
     records = _Records()
     try:
         if folder is not None:  # the core writes the Parquet files: no pyarrow in this process
-            raw = _core.run(sc.to_json(), "json", seed, pcap_path, flows, iw_events, None, str(folder))
+            raw = _core.run(sc.to_json(), "json", seed, pcap_path, flows, iw_events, None, str(folder), keylog_path)
         else:
             # pyarrow takes a third of a second to import; the engine runs without the GIL, so
             # the import overlaps it on a second core instead of following it.
             warm = threading.Thread(target=_import_arrow, daemon=True)
             warm.start()
             try:
-                raw = _core.run(sc.to_json(), "json", seed, pcap_path, flows, iw_events, _after(warm, records))
+                raw = _core.run(sc.to_json(), "json", seed, pcap_path, flows, iw_events, _after(warm, records), None,
+                                keylog_path)
             finally:
                 warm.join()  # also when the run failed: no import outlives the call
     except _core.ScenarioError as e:

@@ -420,3 +420,74 @@ fn bad_quic_settings_name_the_field_and_what_is_allowed() {
     let m = err("profile = \"rfc9002\"", "max_datagram_size = 1000");
     assert!(m.starts_with("quic.max_datagram_size = 1000 is not allowed; expected 1200..=65527"), "{m}");
 }
+
+/// The bottleneck's packets with the QUIC datagrams' bytes, and the run's key log.
+fn traced_with_keys(text: &str) -> (iwlab_core::metrics::Table, Vec<u8>, String) {
+    use iwlab_core::trace::observer::PcapTrace;
+    use iwlab_core::trace::pcap::{PcapWriter, TraceFilter};
+    use std::sync::{Arc, Mutex};
+    let s = iwlab_core::scenario::Scenario::from_toml_str(text).expect("valid scenario");
+    let mut built = s.build(None).unwrap();
+    let writer = Arc::new(Mutex::new(PcapWriter::new(Vec::new()).unwrap()));
+    let ports = Some(vec![built.bottleneck_forward, built.bottleneck_reverse]);
+    let obs = PcapTrace::new(writer.clone(), ports, TraceFilter::all()).with_datagrams();
+    built.sim.core.add_observer(Box::new(obs));
+    let (sim, log) = iwlab_core::quic::with_key_log(|| built.run());
+    let table = iwlab_core::metrics::flow::flow_table_of(&sim.core, SimTime::ZERO).0;
+    drop(sim);
+    let pcap = Arc::try_unwrap(writer).ok().unwrap().into_inner().unwrap().into_inner().unwrap();
+    (table, pcap, log)
+}
+
+#[test]
+fn a_key_log_has_each_connections_secrets_and_the_pcap_its_datagrams() {
+    let (table, pcap, log) = traced_with_keys(SCENARIO);
+    // SSLKEYLOGFILE: LABEL <32-byte client random> <secret>, five labels per TLS 1.3 handshake.
+    let mut by_random: std::collections::BTreeMap<&str, Vec<&str>> = Default::default();
+    for line in log.lines() {
+        let f: Vec<&str> = line.split(' ').collect();
+        assert_eq!(f.len(), 3, "{line}");
+        assert_eq!(f[1].len(), 64, "{line}");
+        // The cipher suite's hash length: 48 bytes with TLS_AES_256_GCM_SHA384 (rustls' first).
+        assert!([64, 96].contains(&f[2].len()), "{line}");
+        by_random.entry(f[1]).or_default().push(f[0]);
+    }
+    assert_eq!(by_random.len(), 6, "one client random per connection");
+    for labels in by_random.values() {
+        let mut l = labels.clone();
+        l.sort();
+        assert_eq!(
+            l,
+            [
+                "CLIENT_HANDSHAKE_TRAFFIC_SECRET",
+                "CLIENT_TRAFFIC_SECRET_0",
+                "EXPORTER_SECRET",
+                "SERVER_HANDSHAKE_TRAFFIC_SECRET",
+                "SERVER_TRAFFIC_SECRET_0"
+            ]
+        );
+    }
+    // The pcap carries QUIC datagrams as sent: UDP to or from 443, each client's first a long
+    // header Initial of QUIC version 1 (RFC 9000 §17.2.2) padded to 1 200 bytes.
+    let mut at = 24;
+    let mut initials = 0;
+    while at < pcap.len() {
+        let incl = u32::from_le_bytes(pcap[at + 8..at + 12].try_into().unwrap()) as usize;
+        let frame = &pcap[at + 16..at + 16 + incl];
+        let udp = &frame[34..];
+        let (sport, dport) = (u16::from_be_bytes([udp[0], udp[1]]), u16::from_be_bytes([udp[2], udp[3]]));
+        assert!(sport == 443 || dport == 443);
+        let q = &udp[8..];
+        if dport == 443 && q[0] & 0xf0 == 0xc0 && q[1..5] == [0, 0, 0, 1] {
+            initials += 1;
+            assert_eq!(q.len(), 1200);
+        }
+        at += 16 + incl;
+    }
+    assert!(initials >= 6, "{initials}");
+    // Asking for keys changes nothing in the run.
+    assert_eq!(format!("{table:?}"), format!("{:?}", scenario_table(SCENARIO)));
+    // And a run that did not ask logs nothing.
+    let (_, again) = iwlab_core::quic::with_key_log(|| ());
+    assert!(again.is_empty());
+}

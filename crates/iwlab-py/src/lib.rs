@@ -215,7 +215,9 @@ fn table_types<'py>(py: Python<'py>, t: &Table) -> PyResult<Bound<'py, PyDict>> 
 /// dict with "flows", "pages", "links", "queues" (dicts of columns), "types" (per table, the
 /// type of each column, so that empty tables keep their schema) and "summary".
 /// With `pcap`, packets on the bottleneck (both directions) of the chosen `flows` (all if
-/// None) are written to that file. With `iw_events`, every IW decision and policy event is
+/// None) are written to that file; with `keylog` as well, the TLS secrets of the QUIC connections
+/// go to that file (SSLKEYLOGFILE format) and the pcap carries the QUIC datagrams' bytes (not
+/// deterministic: the key shares), so Wireshark decrypts them. With `iw_events`, every IW decision and policy event is
 /// recorded and returned as the "iw_events" table (metrics/iw_events.rs).
 /// With `sink`, the tables are not returned: each goes to `sink(name, columns)` as it is read
 /// off the engine, in chunks of at most 4 096 rows (at least one chunk per table), every
@@ -225,7 +227,7 @@ fn table_types<'py>(py: Python<'py>, t: &Table) -> PyResult<Bound<'py, PyDict>> 
 /// the files written). Either way the summary ends with the headline (`headline`): the medians
 /// and the bottleneck's figures, read off the tables on the way.
 #[pyfunction]
-#[pyo3(signature = (text, format = "json", seed = None, pcap = None, flows = None, iw_events = false, sink = None, out = None))]
+#[pyo3(signature = (text, format = "json", seed = None, pcap = None, flows = None, iw_events = false, sink = None, out = None, keylog = None))]
 #[allow(clippy::too_many_arguments)]
 fn run<'py>(
     py: Python<'py>,
@@ -237,6 +239,7 @@ fn run<'py>(
     iw_events: bool,
     sink: Option<PyObject>,
     out: Option<String>,
+    keylog: Option<String>,
 ) -> PyResult<Bound<'py, PyDict>> {
     if sink.is_some() && out.is_some() {
         return Err(PyValueError::new_err("run: give `sink` or `out`, not both"));
@@ -257,6 +260,8 @@ fn run<'py>(
         let filter = flows.map_or_else(TraceFilter::all, TraceFilter::only);
         let ports = Some(vec![built.bottleneck_forward, built.bottleneck_reverse]);
         let obs = PcapTrace::new(writer.clone(), ports, filter);
+        // With a key log the QUIC datagrams are written as sent, for Wireshark to decrypt.
+        let obs = if keylog.is_some() { obs.with_datagrams() } else { obs };
         let err = obs.error_slot();
         built.sim.core.add_observer(Box::new(obs));
         trace = Some((writer, err));
@@ -273,7 +278,14 @@ fn run<'py>(
     // the tables return to Python (when there is no sink).
     let (results, summary, iw_table, wall, cpu, headline, tables) = py.allow_threads(move || -> PyResult<_> {
         let (t, c) = (std::time::Instant::now(), thread_cpu_seconds());
-        let sim = built.run();
+        let sim = match &keylog {
+            Some(path) => {
+                let (sim, log) = iwlab_core::quic::with_key_log(|| built.run());
+                std::fs::write(path, log).map_err(|e| PyOSError::new_err(format!("keylog = {path:?}: {e}")))?;
+                sim
+            }
+            None => built.run(),
+        };
         let (wall, cpu) = (t.elapsed().as_secs_f64(), thread_cpu_seconds() - c);
         sim.check_accounting()
             .map_err(|e| pyo3::exceptions::PyRuntimeError::new_err(format!("accounting identity broken: {e}")))?;

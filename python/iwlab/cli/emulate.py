@@ -3,6 +3,7 @@ and compare it with the simulator (python/iwlab/emulate/)."""
 
 from __future__ import annotations
 
+from enum import Enum
 from pathlib import Path
 from typing import List, Optional
 
@@ -58,6 +59,15 @@ def _report(r) -> None:
         typer.echo(f"  note: {n}")
 
 
+class QuicStack(str, Enum):
+    aioquic = "aioquic"
+    quinn = "quinn"
+
+
+H_QUIC_STACK = ("the real QUIC stack of the apps with transport = \"quic\": aioquic (Python) or quinn "
+                "(crates/iwlab-quic-peer)")
+
+
 def register(app: typer.Typer) -> None:
     @app.command("emulate")
     def emulate_cmd(
@@ -70,6 +80,7 @@ def register(app: typer.Typer) -> None:
         cleanup: bool = typer.Option(False, "--cleanup", help=H_CLEANUP),
         force: bool = typer.Option(False, "--force", help="with --cleanup: also remove those of runs still alive"),
         keep: bool = typer.Option(False, "--keep", help="keep the run directory (agent logs, relay config)"),
+        quic_stack: QuicStack = typer.Option(QuicStack.aioquic, "--quic-stack", help=H_QUIC_STACK),
     ) -> None:
         """Run SCENARIO on the kernel's TCP in network namespaces (needs root)."""
         from iwlab import emulate as em
@@ -88,7 +99,7 @@ def register(app: typer.Typer) -> None:
             raise typer.BadParameter("give a SCENARIO (or --cleanup)")
         try:
             r = em.emulate(scenario, seed=seed, out=out, duration=_seconds(duration), capture=capture,
-                           keep_rundir=keep, replay=not own_draws, say=_say)
+                           keep_rundir=keep, replay=not own_draws, say=_say, quic_stack=quic_stack.value)
         except (em.EmulationError, em.PlanError, FileNotFoundError) as e:
             fail(f"emulate: {e}", 1)
         _report(r)
@@ -109,6 +120,7 @@ def register(app: typer.Typer) -> None:
                                              help="--grid: skip the simulator's first-flight traces"),
         cells: Optional[str] = typer.Option(None, "--cells", help="--grid: comma-separated cell names"),
         workers: int = typer.Option(2, "--workers", min=1, help="--grid: simulator processes"),
+        quic_stack: QuicStack = typer.Option(QuicStack.aioquic, "--quic-stack", help=H_QUIC_STACK),
     ) -> None:
         """Simulate and emulate SCENARIO and print them side by side (needs root); or, with
         --grid, the simulator against a grid's stored kernel runs."""
@@ -137,7 +149,8 @@ def register(app: typer.Typer) -> None:
         from iwlab.emulate.compare import compare
 
         try:
-            c = compare(scenario, seeds=seeds, duration=_seconds(duration), out=out, say=_say)
+            c = compare(scenario, seeds=seeds, duration=_seconds(duration), out=out, say=_say,
+                        quic_stack=quic_stack.value)
         except (em.EmulationError, em.PlanError, FileNotFoundError) as e:
             fail(f"compare: {e}", 1)
         typer.echo(c.text())

@@ -101,6 +101,9 @@ def trace(
                                                  "the `flow` column) [default: all].")] = None,
     seed: SeedOption = None,
     sets: SetOption = None,
+    keylog: Annotated[Optional[Path], typer.Option("--keylog", help="Also write the QUIC connections' TLS secrets "
+                                                   "here (SSLKEYLOGFILE format) and the QUIC datagrams' bytes into "
+                                                   "the pcap, for Wireshark to decrypt (tls.keylog_file).")] = None,
 ) -> None:
     """Run a scenario and capture the bottleneck (both directions) into a pcap file."""
     from iwlab.api import run as run_scenario
@@ -110,9 +113,13 @@ def trace(
         sc = load_scenario(scenario, sets)
         if pcap.parent != Path("") and not pcap.parent.is_dir():
             fail(f"--pcap {pcap}: folder {pcap.parent} does not exist")
-        result = run_scenario(sc, seed=seed, pcap=pcap, flows=ids)
+        if keylog is not None and keylog.parent != Path("") and not keylog.parent.is_dir():
+            fail(f"--keylog {keylog}: folder {keylog.parent} does not exist")
+        result = run_scenario(sc, seed=seed, pcap=pcap, flows=ids, keylog=keylog)
     _print_summary(result)
     typer.echo(f"wrote {pcap} ({pcap.stat().st_size} bytes)")
+    if keylog is not None:
+        typer.echo(f"wrote {keylog} ({len(keylog.read_text().splitlines())} secrets)")
 
 
 def presets() -> None:

@@ -15,7 +15,9 @@ applications on the real kernel TCP stack, with times in seconds since T0:
   arrived; the client pipelines the embedded requests once the primary is in;
 * **closed-loop short flows**: one exchange at a time, then the think time before the next;
 * **bulk**: the sender writes until the run stops;
-* **UDP**: constant bit rate or Poisson datagrams at a wire rate (payload + 28 bytes).
+* **UDP**: constant bit rate or Poisson datagrams at a wire rate (payload + 28 bytes);
+* **QUIC** short flows: run by a QUIC endpoint per app (quic_peer.py or iwlab-quic-peer), which
+  the agent starts before `ready` and hands each flow to (`quic_exchange`).
 
 A server learns what to send from a *notice*: before connecting, the client binds its
 socket, and writes `{uid, peer: [ip, port], mode, sizes}` to the server agent's Unix socket
@@ -149,6 +151,10 @@ class Agent:
         self.tasks: set[asyncio.Task] = set()
         self.seq = 0
         self.udp_rx: dict[int, list[int]] = {}
+        self.quic_clients: dict[int, Any] = {}
+        self.quic_pending: dict[str, asyncio.Future] = {}
+        self.quic_peers: list[Any] = []
+        self.quic_logs: list[str] = []
 
     # ---- helpers -------------------------------------------------------------------------
     def now(self) -> float:
@@ -304,6 +310,8 @@ class Agent:
         this flow's server policy (a mix's combination), default the application's."""
         loop = asyncio.get_running_loop()
         a = self.apps[app]
+        if a.get("quic"):
+            return await self.quic_exchange(app, server, request, response, label, server_iw)
         declared_resp = None if mode.startswith("bulk") else response
         declared_req = None if mode.startswith("bulk") else request
         # The server's watcher decides its IW toward us (adaptive policy, iw.routes): connect from
@@ -364,6 +372,92 @@ class Agent:
             sock.close()
             self.records.append(rec)
         return bool(rec["completed"])
+
+    # ---- QUIC (quic_peer.py, crates/iwlab-quic-peer) -----------------------------------------
+    async def start_quic_peers(self) -> None:
+        """A server endpoint per QUIC app this host serves, a client endpoint per QUIC app it is a
+        client of; each prints `ready`. The client's results come back on its stdout."""
+        mine = {f["app"] for f in self.cfg["schedule"]} | {x["app"] for x in self.cfg.get("closed", [])}
+        peers = []
+        for app, a in sorted(self.apps.items()):
+            q = a.get("quic")
+            if not q:
+                continue
+            if app in self.cfg["listen"]:
+                log = os.path.join(self.rundir, f"{self.host}-quic-{app}.jsonl")
+                self.quic_logs.append(log)
+                peers.append(await asyncio.create_subprocess_exec(
+                    *q["server_args"], log, stdout=asyncio.subprocess.PIPE, stdin=asyncio.subprocess.DEVNULL))
+            if app in mine:
+                p = await asyncio.create_subprocess_exec(*q["client_args"], stdin=asyncio.subprocess.PIPE,
+                                                         stdout=asyncio.subprocess.PIPE)
+                self.quic_clients[app] = p
+                peers.append(p)
+        for p in peers:
+            line = await asyncio.wait_for(p.stdout.readline(), 30)
+            if not line.startswith(b"ready"):
+                raise SystemExit(f"agent {self.host}: a QUIC peer did not start (exit {await p.wait()})")
+        self.quic_peers = peers
+        for p in self.quic_clients.values():
+            self.spawn(self.quic_results(p))
+
+    async def quic_results(self, p) -> None:
+        while line := await p.stdout.readline():
+            r = json.loads(line)
+            fut = self.quic_pending.pop(r["uid"], None)
+            if fut is not None and not fut.done():
+                fut.set_result(r)
+
+    async def quic_exchange(self, app: int, server: dict[str, Any], request: int, response: int,
+                            label: dict[str, Any], server_iw: dict[str, Any] | None) -> bool:
+        """One flow on the app's QUIC client endpoint, between the hosts' own addresses: the window
+        is the endpoint's (the routes' initcwnd does not act on UDP), and a server socket bound to
+        0.0.0.0 answers from the address its route picks, the host's own, which is where the
+        client must have sent (an aioquic client drops datagrams from another address)."""
+        a = self.apps[app]
+        w_srv = iw_segments(server_iw or a["server_iw"], response)
+        w_cli = iw_segments(a["client_iw"], request)
+        uid = self.uid()
+        flow = (self.g << 32) | self.seq
+        rec: dict[str, Any] = {"type": "client", "transport": "quic", "host": self.host, "app": app, **label,
+                               "server_host": server["host"], "request_bytes": request, "response_bytes": response,
+                               "iw_server": w_srv, "iw_client": w_cli, "uid": uid, "flow_no": flow, "delivered": 0,
+                               "completed": False, "start": self.now()}
+        fut = self.quic_pending[uid] = asyncio.get_running_loop().create_future()
+        job = {"uid": uid, "flow": flow, "bind": own_addr(self.g), "dst": own_addr(server["g"]),
+               "port": a["port"], "request": request, "response": response}
+        try:
+            p = self.quic_clients[app]
+            p.stdin.write(json.dumps(job).encode() + b"\n")
+            await p.stdin.drain()
+            r = await fut
+            for k in ("start", "handshake", "first_byte", "last_byte"):
+                if r.get(k) is not None:
+                    rec["syn_ack" if k == "handshake" else k] = r[k] - self.t0
+            rec.update(delivered=r.get("delivered", 0), completed=bool(r.get("completed")),
+                       quic={k: r.get(k) for k in ("pto", "datagrams", "bytes", "lost")})
+            if r.get("error"):
+                rec["error"] = r["error"]
+        finally:
+            self.quic_pending.pop(uid, None)
+            rec["end"] = self.now()
+            self.records.append(rec)
+        return bool(rec["completed"])
+
+    async def stop_quic_peers(self) -> None:
+        for p in self.quic_peers:
+            if p.returncode is None:
+                p.terminate()
+        for p in self.quic_peers:
+            try:
+                await asyncio.wait_for(p.wait(), 5)
+            except asyncio.TimeoutError:
+                p.kill()
+                await p.wait()
+        for log in self.quic_logs:
+            if os.path.exists(log):
+                with open(log) as f:
+                    self.records += [json.loads(line) for line in f if line.strip()]
 
     async def run_schedule(self, flows: list[dict[str, Any]]) -> None:
         """Open-loop flows (short flows, Poisson flows) at their precomputed instants."""
@@ -525,6 +619,8 @@ class Agent:
         keep: list[socket.socket] = []
         self.port_app = {self.apps[app]["port"]: app for app in self.cfg["listen"]}
         for app in self.cfg["listen"]:
+            if self.apps[app].get("quic"):
+                continue
             ls = self.tcp_socket(app)
             ls.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
             ls.bind(("0.0.0.0", self.apps[app]["port"]))
@@ -534,6 +630,7 @@ class Agent:
             keep.append(self.udp_sink(port))
         path = os.path.join(self.rundir, f"{self.host}.sock")
         server = await asyncio.start_unix_server(self.on_notice_conn, path)
+        await self.start_quic_peers()
         print("ready", flush=True)
         line = await loop.run_in_executor(None, sys.stdin.readline)
         if not line.startswith("go "):
@@ -558,6 +655,7 @@ class Agent:
         for t in list(self.tasks):
             t.cancel()
         await asyncio.gather(*list(self.tasks), return_exceptions=True)
+        await self.stop_quic_peers()
         server.close()
         for w in self.peers.values():
             w.close()

@@ -17,6 +17,17 @@ report reads both. What the kernel cannot tell is null:
 | links.payload_bytes | null (the relay counts IP bytes) |
 
 `queues` is empty: the relay reports a queue's peak, not its occupancy over time.
+
+A QUIC flow (an app with `transport = "quic"`, run by a real QUIC endpoint: quic_peer.py or
+crates/iwlab-quic-peer) is recorded from the endpoints' own reports, in the engine's terms
+(crates/iwlab-core/src/metrics/flow.rs): `syn_ack` is the client's handshake completion;
+`iw_bytes` the endpoint's configured window, `iw_segments` it over `max_datagram_size`;
+`data_segments` the datagrams of both ends, `retransmits` their lost packets, `timeouts` their
+PTOs; and the columns a run with QUIC flows adds — `transport`, `handshake`, `ttfb` (seconds
+from the flow's start), `first_flight_bytes`/`first_flight_packets` (the server's datagrams from
+its first response byte until it next hears from the client, UDP payload bytes),
+`amp_blocked` (the server stopped within one datagram of 3x the client's first datagram
+before its second, RFC 9000 §8.1), `pto_count` (both ends); null on TCP rows.
 """
 
 from __future__ import annotations
@@ -47,6 +58,9 @@ LINK_SCHEMA = pa.schema([
     ("payload_bytes", I64), ("queue_drops", I64), ("loss_drops", I64), ("marks", I64), ("busy", F64),
     ("utilisation", F64), ("drop_rate", F64), ("from_time", F64), ("to_time", F64)])
 QUEUE_SCHEMA = pa.schema([("time", F64), ("port", I64), ("packets", I64), ("bytes", I64)])
+# The engine's QUIC columns (crates/iwlab-core/src/metrics/flow.rs `quic_columns`), after FLOW_SCHEMA's.
+QUIC_SCHEMA = pa.schema([("transport", STR), ("handshake", F64), ("ttfb", F64), ("first_flight_bytes", F64),
+                         ("first_flight_packets", F64), ("amp_blocked", F64), ("pto_count", F64)])
 
 
 def frame(rows: list[dict[str, Any]], schema: pa.Schema) -> pd.DataFrame:
@@ -84,12 +98,16 @@ def _sum(*xs: int | None) -> int | None:
 def flows_and_pages(plan: Plan, records: list[dict[str, Any]]) -> tuple[pd.DataFrame, pd.DataFrame]:
     node = {h.name: h.node for h in plan.hosts}
     servers = {r["uid"]: r for r in records if r.get("type") == "server" and "uid" in r}
+    quic_servers = {r["flow"]: r for r in records if r.get("type") == "quic-server" and "flow" in r}
     clients = [r for r in records if r.get("type") == "client" and "start" in r]
     pages = sorted((r for r in records if r.get("type") == "page"), key=lambda r: (r["start"], r["key"]))
     page_id = {p["key"]: i for i, p in enumerate(pages)}
     meta = {a["index"]: a for a in plan.apps}
     rows = []
     for c in sorted(clients, key=lambda r: (r["start"], node[r["host"]], r["uid"])):
+        if c.get("transport") == "quic":
+            rows.append(_quic_row(plan, c, quic_servers.get(c["flow_no"]), node, meta[c["app"]], page_id))
+            continue
         s = servers.get(c["uid"])
         ci, si = c.get("info"), (s or {}).get("info")
         done = c.get("completed") and c.get("last_byte") is not None
@@ -125,6 +143,10 @@ def flows_and_pages(plan: Plan, records: list[dict[str, Any]]) -> tuple[pd.DataF
         })
     for i, r in enumerate(rows):
         r["flow"] = i
+    quic = any(c.get("transport") == "quic" for c in clients)
+    if quic:
+        for r in rows:
+            r.setdefault("transport", "tcp")
     page_rows = []
     for i, p in enumerate(pages):
         end = p.get("end")
@@ -132,7 +154,33 @@ def flows_and_pages(plan: Plan, records: list[dict[str, Any]]) -> tuple[pd.DataF
                           "start": p["start"], "end": end, "delay": None if end is None else end - p["start"],
                           "objects": p["objects"], "bytes": p["bytes"], "completed": end is not None,
                           "in_warmup": p["start"] < plan.warmup})
-    return frame(rows, FLOW_SCHEMA), frame(page_rows, PAGE_SCHEMA)
+    schema = pa.schema(list(FLOW_SCHEMA) + list(QUIC_SCHEMA)) if quic else FLOW_SCHEMA
+    return frame(rows, schema), frame(page_rows, PAGE_SCHEMA)
+
+
+def _quic_row(plan: Plan, c: dict[str, Any], s: dict[str, Any] | None, node, app, page_id) -> dict[str, Any]:
+    q, cq, sq = app["quic"], c.get("quic") or {}, s or {}
+    done = c.get("completed") and c.get("last_byte") is not None
+    since = lambda k: c[k] - c["start"] if c.get(k) is not None else None  # noqa: E731
+    both = lambda k: _sum(cq.get(k), sq.get(k)) if s else cq.get(k)  # noqa: E731
+    return {
+        "app": c["app_id"], "app_kind": c["app_kind"], "role": c["role"],
+        "page": page_id.get(c.get("page"), -1) if c.get("page") is not None else -1,
+        "client": node[c["host"]], "server": node[c["server_host"]], "sender": "server",
+        "request_bytes": c["request_bytes"], "response_bytes": c["response_bytes"],
+        "delivered_bytes": c.get("delivered", 0), "iw_bytes": q["iw"], "iw_segments": q["iw"] / q["mds"],
+        "iw_policy": f"quic-{q['stack']}/{q['cc']}", "start": c["start"], "syn_ack": c.get("syn_ack"),
+        "first_byte": c.get("first_byte"), "last_byte": c.get("last_byte"),
+        "completion": c["last_byte"] - c["start"] if done else None,
+        "data_segments": both("datagrams"), "retransmits": both("lost"), "timeouts": both("pto"),
+        "fast_retransmits": None, "syn_retransmits": None, "ecn_marks": None, "max_cwnd": None,
+        "completed": bool(c.get("completed")), "in_warmup": c["start"] < plan.warmup,
+        "app_name": app["name"], "server_iw": c.get("server_policy") or app["server_policy"],
+        "transport": "quic", "handshake": since("syn_ack"), "ttfb": since("first_byte"),
+        "first_flight_bytes": sq.get("first_flight_bytes"), "first_flight_packets": sq.get("first_flight_packets"),
+        "amp_blocked": None if s is None else float(bool(sq.get("amp_blocked"))),
+        "pto_count": both("pto"),
+    }
 
 
 def links(plan: Plan, final: dict[str, Any], base: dict[str, Any] | None, t_from: float, t_to: float) -> pd.DataFrame:

@@ -328,11 +328,12 @@ def shortened(scenario, duration: float | None):
 
 
 def build_plan(scenario, seed: int | None = None, duration: float | None = None, pid: int | None = None,
-               replay: bool = True, ns_prefix: str | None = None) -> Plan:
+               replay: bool = True, ns_prefix: str | None = None, quic_stack: str = "aioquic") -> Plan:
     """Everything the emulator will build and run for `scenario`, as data.
 
     With `replay` (the default) the workload replays the draws of the simulator's run of the
-    same scenario, seed and duration (workload.py); without, the emulator draws its own."""
+    same scenario, seed and duration (workload.py); without, the emulator draws its own.
+    `quic_stack` runs the QUIC applications on "aioquic" or "quinn" (quic_apps.py)."""
     data = scenario.data
     seed = int(data.get("seed", 1) if seed is None else seed)
     pid = os.getpid() if pid is None else pid
@@ -406,7 +407,7 @@ def build_plan(scenario, seed: int | None = None, duration: float | None = None,
     tcp0 = merged_tcp(data)
     kernel = kernel_settings(tcp0, notes)
 
-    work = Workload(scenario, seed, run_duration, hosts, groups, forward, reverse, notes)
+    work = Workload(scenario, seed, run_duration, hosts, groups, forward, reverse, notes, quic_stack)
     work.assign(reference if replay else None)
     iw_values = work.iw_values
     if iw_values and max(iw_values) > MAX_IW:

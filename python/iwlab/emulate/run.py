@@ -229,7 +229,7 @@ def pool_slots(plan: Plan) -> int:
 def emulate(scenario, seed: int | None = None, out: str | Path | None = None, duration: float | None = None,
             capture: list[str] | tuple[str, ...] = (), keep_rundir: bool = False, replay: bool = True,
             say: Callable[[str], None] | None = None, relay_rt: int | None = None, save: bool = True,
-            ns_prefix: str | None = None):
+            ns_prefix: str | None = None, quic_stack: str = "aioquic"):
     """Runs `scenario` once on real kernel TCP stacks in network namespaces.
 
     `duration` shortens the run (seconds, at most the scenario's); `capture` names hosts
@@ -238,7 +238,8 @@ def emulate(scenario, seed: int | None = None, out: str | Path | None = None, du
     and seed (workload.py); `relay_rt` runs the relay at this SCHED_FIFO priority (`chrt -f`), so a
     busy machine delays the link model less; `save=False` writes only the captures to `out`, not the
     records (the caller stores them its own way); `ns_prefix` names its namespaces and links (default
-    `iwl<pid>-`). Returns an `iwlab.Result` whose summary has `"mode": "emulated"`."""
+    `iwl<pid>-`); `quic_stack` runs the apps with `transport = "quic"` on "aioquic" or "quinn"
+    (quic_apps.py). Returns an `iwlab.Result` whose summary has `"mode": "emulated"`."""
     from iwlab.api import Result
     from iwlab.scenario import Scenario, load
 
@@ -250,7 +251,7 @@ def emulate(scenario, seed: int | None = None, out: str | Path | None = None, du
     relay_bin = relay_binary()
     if capture and shutil.which("tcpdump") is None:
         subprocess.run(["bash", str(SETUP)], check=True)
-    plan = build_plan(sc, seed=seed, duration=duration, replay=replay, ns_prefix=ns_prefix)
+    plan = build_plan(sc, seed=seed, duration=duration, replay=replay, ns_prefix=ns_prefix, quic_stack=quic_stack)
     unknown = sorted(set(capture) - {h.name for h in plan.hosts})
     if unknown:
         raise EmulationError(f"capture = {unknown}: no such host; hosts are {', '.join(h.name for h in plan.hosts)}")
@@ -283,6 +284,9 @@ def emulate(scenario, seed: int | None = None, out: str | Path | None = None, du
     links = collect.links(plan, parts["final"], parts["base"], t_from, plan.duration)
     summary = _summary(plan, flows, pages, links, records, parts, time.monotonic() - wall0)
     summary["workload"] = "replayed from the simulator's run" if replay else "drawn by the emulator"
+    quic = {a["name"]: a["quic"] for a in plan.apps if a.get("quic")}
+    if quic:
+        summary["quic"] = quic
     result = Result(scenario=sc, seed=plan.seed, flows=flows, pages=pages, links=links, queues=collect.queues(),
                     summary=summary)
     if out is not None and save:

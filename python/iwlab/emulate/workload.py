@@ -31,6 +31,7 @@ from typing import Any
 
 from iwlab.emulate.dists import draw_bytes, mean, mix_picks, normalize, sample
 from iwlab.emulate.errors import PlanError
+from iwlab.emulate.quic_apps import quic_settings
 from iwlab.emulate.tcp_options import maxseg, merged_tcp
 from iwlab.emulate.units import rate_bps, rate_or_share, seconds, size_bytes
 from iwlab.emulate.watchers import ADAPTIVE
@@ -82,8 +83,10 @@ class Workload:
     """Fills `agents` (host name → agent config) and `apps` (per scenario application: what
     the collector needs) from the scenario's `[[apps]]`."""
 
-    def __init__(self, scenario, seed: int, duration: float, hosts, groups, forward, reverse, notes: list[str]):
+    def __init__(self, scenario, seed: int, duration: float, hosts, groups, forward, reverse, notes: list[str],
+                 quic_stack: str = "aioquic"):
         self.sc, self.data, self.seed, self.duration = scenario, scenario.data, seed, duration
+        self.quic_stack = quic_stack
         self.hosts, self.groups, self.forward, self.reverse, self.notes = hosts, groups, forward, reverse, notes
         self.by_side = {side: [h for h in hosts if h.side == side] for side in ("left", "right")}
         self.by_node = {h.node: h for h in hosts}
@@ -213,6 +216,10 @@ class Workload:
                     self.agents[s.name]["listen"].append(ai)
             request = size_bytes(app.get("request", "250B" if kind in ("ftp", "web") else "100B"), mss,
                                  f"{path}.request")
+            if kind == "short-flows" and app.get("transport") == "quic":
+                # A real QUIC endpoint carries these flows (quic_apps.py); the route's initcwnd is TCP's only.
+                cfg["quic"] = quic_settings(self.data, app, path, self.quic_stack, request, cfg["port"])
+                meta["quic"] = {k: v for k, v in cfg["quic"].items() if not k.endswith("_args")}
             if kind == "short-flows":
                 rows = [r for i in range(count) for r in flows_of.get(base + i, [])]
                 self._short_flows(ai, app, path, base, pairs, request, mss, start,

@@ -153,6 +153,12 @@ impl QuicStack {
         endpoint.max_udp_payload_size(config.max_datagram_size.max(MIN_DATAGRAM)).map_err(|e| format!("{e}"))?;
         Ok(QuicStack { config, client, server: Arc::new(server), endpoint, chain_bytes })
     }
+
+    /// The client, server and endpoint configurations, for an endpoint outside the engine
+    /// (crates/iwlab-quic-peer runs them with quinn on the kernel's UDP).
+    pub fn quinn_configs(&self) -> (ClientConfig, Arc<ServerConfig>, EndpointConfig) {
+        (self.client.clone(), self.server.clone(), self.endpoint.clone())
+    }
 }
 
 fn transport(c: &QuicConfig) -> TransportConfig {

@@ -151,6 +151,8 @@ pub fn client_tls() -> rustls::ClientConfig {
         .with_no_client_auth();
     c.resumption = rustls::client::Resumption::disabled();
     c.alpn_protocols = vec![ALPN.to_vec()];
+    // Writes only inside `with_key_log` (keylog.rs); the server's secrets are the same.
+    c.key_log = Arc::new(super::keylog::EngineKeyLog);
     c
 }
 

@@ -23,6 +23,13 @@ pub struct QuicSide {
     any: bool,
 }
 
+impl QuicSide {
+    /// The bytes of datagram `dgram` while it is on the links.
+    pub fn datagram(&self, dgram: u32) -> Option<&[u8]> {
+        self.dgrams.get(dgram as usize).map(Vec::as_slice)
+    }
+}
+
 /// Streams of QUIC connections are told apart from other flow streams by this bit of the id.
 const QUIC_STREAM: u64 = 1 << 40;
 

@@ -6,6 +6,7 @@
 pub mod config;
 pub mod conn;
 mod crypto;
+mod keylog;
 
 pub mod engine;
 mod trace_events;
@@ -13,6 +14,7 @@ mod trace_events;
 pub use config::{rfc9002_initial_window, QuicCc, QuicConfig, QuicProfile, QuicStack};
 pub use conn::{QuicConn, QuicOut, QuicStats};
 pub use crypto::{min_chain_bytes, MAX_CHAIN_BYTES};
+pub use keylog::with_key_log;
 
 /// IPv4 (20) + UDP (8) header bytes around each datagram.
 pub const UDP_IP_HEADERS: u32 = 28;

@@ -211,6 +211,15 @@ pub enum PacketEvent {
 /// Sees every packet event; used for pcap traces and event logs.
 pub trait Observer {
     fn on_packet(&mut self, now: SimTime, ev: PacketEvent, port: LinkId, pkt: &Packet);
+    /// Whether [`on_datagram`](Self::on_datagram) wants a QUIC datagram's bytes at `TxStart`.
+    fn wants_datagrams(&self) -> bool {
+        false
+    }
+    /// A QUIC packet starting serialisation, with its datagram's bytes (observers that
+    /// `wants_datagrams`).
+    fn on_datagram(&mut self, now: SimTime, ev: PacketEvent, port: LinkId, pkt: &Packet, _bytes: &[u8]) {
+        self.on_packet(now, ev, port, pkt)
+    }
 }
 
 /// Packet accounting: every packet created is delivered, dropped, or still in flight.
@@ -629,8 +638,18 @@ impl Core {
             self.sched.schedule(done, Event::PortFree(port_id));
         }
         if !self.observers.is_empty() {
+            #[cfg(feature = "quic")]
+            let bytes = match pkt.payload {
+                crate::net::packet::Payload::Quic { dgram, .. } => self.quic.datagram(dgram),
+                _ => None,
+            };
+            #[cfg(not(feature = "quic"))]
+            let bytes: Option<&[u8]> = None;
             for o in &mut self.observers {
-                o.on_packet(now, PacketEvent::TxStart, port_id, pkt);
+                match bytes {
+                    Some(b) if o.wants_datagrams() => o.on_datagram(now, PacketEvent::TxStart, port_id, pkt, b),
+                    _ => o.on_packet(now, PacketEvent::TxStart, port_id, pkt),
+                }
             }
         }
     }

@@ -15,11 +15,19 @@ pub struct PcapTrace<W: Write + Send> {
     ports: Option<Vec<LinkId>>,
     filter: TraceFilter,
     error: Arc<Mutex<Option<String>>>,
+    datagrams: bool,
 }
 
 impl<W: Write + Send> PcapTrace<W> {
     pub fn new(writer: Arc<Mutex<PcapWriter<W>>>, ports: Option<Vec<LinkId>>, filter: TraceFilter) -> Self {
-        PcapTrace { writer, ports, filter, error: Arc::new(Mutex::new(None)) }
+        PcapTrace { writer, ports, filter, error: Arc::new(Mutex::new(None)), datagrams: false }
+    }
+    /// Writes QUIC datagrams with their real bytes (UDP 443), which Wireshark decrypts with
+    /// the run's key log (`crate::quic::with_key_log`). Their contents are not deterministic
+    /// (the X25519 key shares), so this is asked for, never the default.
+    pub fn with_datagrams(mut self) -> Self {
+        self.datagrams = true;
+        self
     }
     /// Where a write error, if any, will be reported.
     pub fn error_slot(&self) -> Arc<Mutex<Option<String>>> {
@@ -29,13 +37,25 @@ impl<W: Write + Send> PcapTrace<W> {
 
 impl<W: Write + Send> Observer for PcapTrace<W> {
     fn on_packet(&mut self, now: SimTime, ev: PacketEvent, port: LinkId, pkt: &Packet) {
+        self.write(now, ev, port, pkt, None)
+    }
+    fn wants_datagrams(&self) -> bool {
+        self.datagrams
+    }
+    fn on_datagram(&mut self, now: SimTime, ev: PacketEvent, port: LinkId, pkt: &Packet, bytes: &[u8]) {
+        self.write(now, ev, port, pkt, Some(bytes))
+    }
+}
+
+impl<W: Write + Send> PcapTrace<W> {
+    fn write(&mut self, now: SimTime, ev: PacketEvent, port: LinkId, pkt: &Packet, bytes: Option<&[u8]>) {
         if ev != PacketEvent::TxStart || self.ports.as_ref().is_some_and(|p| !p.contains(&port)) {
             return;
         }
         if !self.filter.accepts(pkt) || self.error.lock().unwrap().is_some() {
             return;
         }
-        if let Err(e) = self.writer.lock().unwrap().write_packet(now, pkt) {
+        if let Err(e) = self.writer.lock().unwrap().write_packet_bytes(now, pkt, bytes) {
             *self.error.lock().unwrap() = Some(format!("pcap write failed at {now}: {e}"));
         }
     }

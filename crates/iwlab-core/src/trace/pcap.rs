@@ -210,11 +210,17 @@ impl<W: Write> PcapWriter<W> {
     /// and payload, or a time past the 32-bit seconds of the format, is refused with
     /// `InvalidInput` before anything is written.
     pub fn write_packet(&mut self, at: SimTime, pkt: &Packet) -> io::Result<()> {
+        self.write_packet_bytes(at, pkt, None)
+    }
+
+    /// [`write_packet`](Self::write_packet) with the payload's real bytes (a QUIC datagram,
+    /// whose length must be the packet's payload length) instead of zeros.
+    pub fn write_packet_bytes(&mut self, at: SimTime, pkt: &Packet, payload: Option<&[u8]>) -> io::Result<()> {
         let ns = at.as_nanos();
         let secs = u32::try_from(ns / 1_000_000_000)
             .map_err(|_| invalid(format!("packet uid {}: time {at} does not fit pcap's 32-bit seconds", pkt.uid)))?;
         self.frame.clear();
-        encode_frame(pkt, &self.config, &mut self.frame)?;
+        encode_frame_with(pkt, &self.config, payload, &mut self.frame)?;
         let orig_len = ETH_HLEN as u32 + pkt.size;
         let incl_len = (self.frame.len() as u32).min(SNAPLEN);
         let mut rec = [0u8; 16];
@@ -258,6 +264,22 @@ fn invalid(msg: String) -> io::Error {
 /// `config.snap_payload`. Errors (appending nothing) when `pkt.size` is not the IPv4 length
 /// its headers and payload make, exceeds 65535, or the TCP options exceed 40 bytes.
 pub fn encode_frame(pkt: &Packet, config: &PcapConfig, out: &mut Vec<u8>) -> io::Result<()> {
+    encode_frame_with(pkt, config, None, out)
+}
+
+/// UDP port of the server end of QUIC datagrams with their bytes written (Wireshark's QUIC
+/// dissector takes UDP 443 as QUIC).
+pub const QUIC_PORT: u16 = 443;
+
+/// [`encode_frame`], the payload's `bytes` written instead of zeros when given (the UDP
+/// checksum then covers them, and a QUIC datagram goes between the client's port and 443).
+pub fn encode_frame_with(pkt: &Packet, config: &PcapConfig, bytes: Option<&[u8]>, out: &mut Vec<u8>) -> io::Result<()> {
+    if let Some(b) = bytes {
+        if b.len() as u64 != pkt.data_len() as u64 {
+            let (uid, n, want) = (pkt.uid, b.len(), pkt.data_len());
+            return Err(invalid(format!("packet uid {uid}: {n} payload bytes for a payload of {want}")));
+        }
+    }
     let (proto, l4_hlen) = match &pkt.payload {
         Payload::Tcp { seg, .. } => {
             let opts = seg.options_len() as usize;
@@ -298,19 +320,27 @@ pub fn encode_frame(pkt: &Packet, config: &PcapConfig, out: &mut Vec<u8>) -> io:
     let l4_start = out.len();
     match &pkt.payload {
         Payload::Tcp { seg, to_server } => write_tcp(out, pkt.flow, seg, *to_server, config),
+        Payload::Quic { len, to_server, .. } if bytes.is_some() => {
+            let (client, _) = flow_ports(pkt.flow, QUIC_PORT);
+            let (src, dst) = if *to_server { (client, QUIC_PORT) } else { (QUIC_PORT, client) };
+            write_udp_ports(out, src, dst, *len)
+        }
         Payload::Udp { len, .. } | Payload::Quic { len, .. } => write_udp(out, pkt.flow, *len, config),
     }
     debug_assert_eq!(out.len() - l4_start, l4_hlen);
     let pseudo = pseudo_header_sum(src_ip, dst_ip, proto, l4_len as u16);
-    let mut sum = finish(ones_sum(&out[l4_start..], pseudo));
+    // Zeros add nothing to the sum; real bytes do (an odd-length header never precedes them).
+    let mut sum = finish(ones_sum(bytes.unwrap_or(&[]), ones_sum(&out[l4_start..], pseudo)));
     let csum_at = l4_start + if proto == IPPROTO_TCP { 16 } else { 6 };
     if proto == IPPROTO_UDP && sum == 0 {
         sum = 0xffff; // RFC 768: a computed zero is sent as all ones (zero means "none")
     }
     out[csum_at..csum_at + 2].copy_from_slice(&sum.to_be_bytes());
 
-    if !config.snap_payload {
-        out.resize(out.len() + data_len as usize, 0);
+    match bytes {
+        Some(b) if !config.snap_payload => out.extend_from_slice(b),
+        _ if !config.snap_payload => out.resize(out.len() + data_len as usize, 0),
+        _ => {}
     }
     Ok(())
 }
@@ -394,8 +424,12 @@ fn write_tcp_options(out: &mut Vec<u8>, seg: &Segment, peer_isn: u32) {
 
 fn write_udp(out: &mut Vec<u8>, flow: FlowId, len: u32, cfg: &PcapConfig) {
     let (sport, _) = flow_ports(flow, cfg.server_port);
+    write_udp_ports(out, sport, cfg.udp_port, len)
+}
+
+fn write_udp_ports(out: &mut Vec<u8>, sport: u16, dport: u16, len: u32) {
     out.extend_from_slice(&sport.to_be_bytes());
-    out.extend_from_slice(&cfg.udp_port.to_be_bytes());
+    out.extend_from_slice(&dport.to_be_bytes());
     out.extend_from_slice(&((UDP_HLEN as u32 + len) as u16).to_be_bytes());
     out.extend_from_slice(&[0, 0]); // checksum, filled by the caller
 }
@@ -780,6 +814,28 @@ mod tests {
         assert_ne!(be16(udp, 6), 0, "zero would mean no checksum");
         assert_eq!(l4_residue(ip, udp), 0);
         assert_eq!(finish(ones_sum(ip, 0)), 0);
+    }
+
+    #[test]
+    fn a_quic_datagram_with_its_bytes_goes_between_the_client_port_and_443_checksummed() {
+        let bytes: Vec<u8> = (0..333u32).map(|i| (i * 7 + 1) as u8).collect(); // odd length
+        let mut pkt = udp_packet(77, 12, 333);
+        for (to_server, ports) in [(true, (10_012, 443)), (false, (443, 10_012))] {
+            pkt.payload = Payload::Quic { len: 333, dgram: 0, to_server };
+            let mut f = Vec::new();
+            encode_frame_with(&pkt, &PcapConfig::default(), Some(&bytes), &mut f).unwrap();
+            let (ip, udp) = split(&f);
+            assert_eq!((be16(udp, 0), be16(udp, 2)), ports);
+            assert_eq!(&udp[8..], &bytes[..], "the datagram as sent");
+            assert_eq!(l4_residue(ip, udp), 0, "the checksum covers the payload");
+        }
+        let mut f = Vec::new();
+        assert!(encode_frame_with(&pkt, &PcapConfig::default(), Some(&bytes[1..]), &mut f).is_err());
+        // Without bytes a QUIC packet is written as before: zeros, the configured UDP port.
+        let zeros = frame(&pkt);
+        let (_, udp) = split(&zeros);
+        assert_eq!(be16(udp, 2), 9);
+        assert!(udp[8..].iter().all(|b| *b == 0));
     }
 
     #[test]
