@@ -35,7 +35,7 @@ class Entry:
     match: str  # a regular expression searched in the snippet's text
     doc: str | None
     reason: str = ""
-    exit: int = 0
+    exit: tuple[int, ...] = (0,)  # the statuses the document allows
     parse: bool = True
     before: str = ""  # a command run first (what the snippet reads)
     timeout: int = 300
@@ -55,7 +55,8 @@ def _entries() -> list[Entry]:
         for i, e in enumerate(cfg.get(kind, [])):
             if kind == "exempt" and not e.get("reason", "").strip():
                 raise ValueError(f"{CONFIG.name}: exempt[{i}] ({e.get('match')}) needs a reason")
-            out.append(Entry(kind, e["match"], e.get("doc"), e.get("reason", ""), e.get("exit", 0),
+            code = e.get("exit", 0)
+            out.append(Entry(kind, e["match"], e.get("doc"), e.get("reason", ""), tuple(code) if isinstance(code, list) else (code,),
                              e.get("parse", True), e.get("before", ""), e.get("timeout", 300)))
     return out
 
@@ -100,8 +101,8 @@ def run_snippet(s: Snippet, e: Entry | None, work: Path) -> None:
                            timeout=timeout)
     else:
         r = _shell((s.setup + "\n" if s.setup else "") + s.text, work, timeout)
-    want = e.exit if e else 0
-    assert r.returncode == want, (f"{s.where}: {s.text[:200]!r} exited {r.returncode}, the document implies {want}"
+    want = e.exit if e else (0,)
+    assert r.returncode in want, (f"{s.where}: {s.text[:200]!r} exited {r.returncode}, the document allows {want}"
                                   f"\nstdout: {r.stdout[-1500:]}\nstderr: {r.stderr[-3000:]}")
 
 
