@@ -19,13 +19,25 @@ def test_two_studies_are_stored_in_both_modes():
     assert len(BOTH) >= 2, BOTH
 
 
+def not_wider(quick: dict[str, str], full: dict[str, str]) -> dict[str, tuple[str, str]]:
+    """Claims whose quick verdict is neither the full one nor inconclusive: (quick, full)."""
+    return {c: (quick[c], full[c]) for c in quick if quick[c] not in (full[c], "inconclusive")}
+
+
+def test_a_quick_verdict_other_than_full_or_inconclusive_is_caught():
+    full = {"a": "partly", "b": "not reproduced", "c": "reproduced"}
+    assert not_wider({"a": "partly", "b": "inconclusive", "c": "inconclusive"}, full) == {}
+    assert not_wider({"a": "reproduced", "b": "partly", "c": "reproduced"}, full) == {
+        "a": ("reproduced", "partly"), "b": ("partly", "not reproduced")}
+
+
 @pytest.mark.parametrize("study", BOTH)
 def test_quick_mode_is_never_more_favourable_than_full(study):
     """A quick verdict equals the full one, or is inconclusive (fewer seeds, wider intervals)."""
     full = {j.claim.id: j.verdict for j in stored.judged("full", study)}
     quick = {j.claim.id: j.verdict for j in stored.judged("quick", study)}
     assert set(quick) == set(full)
-    worse = {c: (quick[c], full[c]) for c in quick if quick[c] not in (full[c], "inconclusive")}
+    worse = not_wider(quick, full)
     assert not worse, f"{study}: quick verdicts more favourable or different than full (quick, full): {worse}"
 
 

@@ -417,7 +417,7 @@ def _aggregate(rows: Sequence[Row]) -> tuple[str, str, float | None]:
         return "partly", f"{head} (holds at: {shown}){skipped}", share
     signs = f"; wrong sign at {len(wrong)}: {'; '.join(r.check.condition for r in wrong[:3])}" if wrong else ""
     where = f" (holds at: {shown})" if holds else ""
-    return "not reproduced", head + where + signs + skipped, share
+    return "not reproduced", head + signs + where + skipped, share
 
 
 def seeds_to_decide(judged: Sequence[Judged], limit: int) -> dict[str, int]:
