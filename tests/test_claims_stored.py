@@ -71,3 +71,12 @@ def test_the_documents_print_the_stored_figures(doc, name):
     assert m, f"{doc}: no {name} block"
     assert m.group(1).rstrip("\n") == stored.block(name), (
         f"{doc}: the {name} block differs from the stored ledgers: run `python -m iwlab.studies.stored --write`")
+
+
+@pytest.mark.parametrize("study", [s for s in STUDIES if stored.frame("quick", s) is not None])
+def test_a_ledger_written_under_todays_rules_judges_again_to_its_own_verdicts(study):
+    """The quick ledgers were written under today's rules: judging the file again (each row's
+    mean, interval and seeds) gives the verdicts the run printed — the file keeps what a verdict
+    needs, including a condition's own seeds when some seeds had no flow for it."""
+    again = {j.claim.id: j.verdict for j in stored.judged("quick", study)}
+    assert again == stored.stored_verdicts("quick", study)

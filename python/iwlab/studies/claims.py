@@ -80,7 +80,8 @@ def has_interval(ours: Cell) -> bool:
     """Whether the cell's interval may be printed and judged: deterministic (no spread), seeds
     unknown (0), or at least MIN_SEEDS seeds."""
     lo, hi = _ci(ours)
-    return lo == hi or ours.n == 0 or ours.n >= MIN_SEEDS
+    deterministic = lo == hi and math.isfinite(ours.lo)  # a stored row without its interval is not
+    return deterministic or ours.n == 0 or ours.n >= MIN_SEEDS
 
 
 def _seeds_needed(n: int, half: float, target: float) -> str:
@@ -468,7 +469,8 @@ def rejudge(ledger: Sequence[Claim], frame: pd.DataFrame) -> list[Judged]:
             ours = None
             if not pd.isna(r.ours):
                 v = float(r.ours)
-                lo, hi = (v, v) if pd.isna(r.ci_lo) else (float(r.ci_lo), float(r.ci_hi))
+                # no interval stored: fewer seeds than an interval needs (judged so), else none
+                lo, hi = (float("nan"),) * 2 if pd.isna(r.ci_lo) else (float(r.ci_lo), float(r.ci_hi))
                 ours = Cell(v, lo, hi, int(r.seeds))
             check = Check(str(r.condition), None, pub)
             verdict, why = c.rule.judge(ours, pub)
@@ -620,7 +622,8 @@ def claims_frame(study: str, judged: Sequence[Judged], mode: str = "") -> pd.Dat
                 "ours": o.value if o else None, "ci_lo": o.lo if ci else None, "ci_hi": o.hi if ci else None,
                 "verdict": r.verdict,
                 "diff": (o.value - pub) if (o is not None and pub is not None) else None,
-                "unit": c.unit, "claim_verdict": j.verdict, "claim_share": j.share, "seeds": j.seeds,
+                "unit": c.unit, "claim_verdict": j.verdict, "claim_share": j.share,
+                "seeds": o.n if o is not None and o.n else j.seeds,
                 "rule": c.rule.text(), "why": r.why, "where": j.where, "source_conflict": c.conflict,
                 "link": " ".join(c.links),
             })
