@@ -47,7 +47,7 @@ endif
 
 .PHONY: run test deps deps-rust deps-browser deps-tools deps-bpf deps-probe bpf quic-peer ext install test-rust test-python bench bench-engine ns3 ns3-deps lint clean
 
-## run: set up, reproduce RFC 2415 in quick mode (3 seeds, short runs): tables + out/rfc2415/report.html
+## run: set up, reproduce RFC 2415 in quick mode (5 seeds, short runs): tables + out/rfc2415/report.html
 run: ext
 	@echo "run: iwlab reproduce rfc2415 --quick --out out/rfc2415"
 	@$(VENV)/bin/iwlab reproduce rfc2415 --quick --out out/rfc2415

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Side-by-side benchmark of iwlab against ns-3 (issue 6).
+"""Side-by-side benchmark of iwlab against ns-3.
 
 Runs every case on both simulators in alternation (iwlab, ns-3, ns-3 with
 Ipv4::WeakEsModel=false; the order flips on every other repetition), each run in a fresh
@@ -77,7 +77,7 @@ CASES = [
     Case("B-iw10", "B short flows IW 10, 60 s", "short", "short-flows.toml", ("short_flows", "--iw", "10"), 60, 5),
     Case("B-iw3", "B short flows IW 3, 60 s", "short", "short-flows-iw3.toml", ("short_flows", "--iw", "3"), 60, 5),
     Case("C", "C RFC 2415 32 web + 3 FTP, IW 4, 360 s", "rfc2415", "rfc2415.toml", ("rfc2415",), 360, 30),
-    # D (issue 12 item 4): high BDP, windows of thousands of segments, CUBIC + SACK. Its ns-3 runs
+    # D: high BDP, windows of thousands of segments, CUBIC + SACK. Its ns-3 runs
     # take ~15 minutes of CPU each (ns-3's cost per segment sent grows with the window), so it
     # runs 5 simulated seconds, has its own repetitions and no WeakEs=0 runs; --quick stops it at
     # 0.5 s, before the loss episode.
@@ -89,7 +89,7 @@ CASES = [
          5, 0.5, heavy="bdp", weakes0=False),
 ]
 
-# Answers compared per kind, with the tolerance of issue 6 (relative to ns-3). Counts of pages
+# Answers compared per kind, with the benchmark's tolerances (relative to ns-3). Counts of pages
 # and transfers and C's delays are held to the 10 % of B's completion times.
 ANSWERS: dict[str, list[tuple[str, float]]] = {
     "bulk": [("goodput_mbps", 0.02), ("bottleneck_utilisation", 0.02), ("bottleneck_drops", 0.15)],

@@ -1,4 +1,4 @@
-"""Start-up times of the `iwlab` command line (issue 12 item 6), hyperfine-style: each command
+"""Start-up times of the `iwlab` command line, hyperfine-style: each command
 runs `--runs` times in a fresh process (after one warm-up run); prints the median and minimum
 wall time and the median CPU time (user + system, less sensitive to a loaded machine) and, for
 `iwlab run`, the engine's own time (summary.json `wall_seconds`) beside the whole process.

@@ -130,7 +130,7 @@ def test_reports_of_an_ungridded_and_of_an_unfinished_sweep(tmp_path):
 
 
 def _ledger_result():
-    """RFC 2415's ledger judged on a synthetic Table 1 (every decrease 20 % [15, 25], IW=1 delay 1 s):
+    """RFC 2415's ledger judged on a synthetic Table 1 (every decrease 20 % [19, 21], IW=1 delay 1 s):
     a few claims decided, the rest not testable — enough rows and badges to fill a first screen."""
     from iwlab.studies import claims as cl
     from iwlab.studies import rfc2415
@@ -138,7 +138,7 @@ def _ledger_result():
 
     rows = [f"{w}/{f}" for w, f in rfc2415.RFC_ROWS]
     cols = ["IW=1 (s)"] + [f"IW={k} (% decrease)" for k in (2, 3, 4)]
-    cells = {r: {c: (Cell(1.0, 0.9, 1.1, 5) if c == "IW=1 (s)" else Cell(20.0, 15.0, 25.0, 5)) for c in cols}
+    cells = {r: {c: (Cell(1.0, 0.9, 1.1, 5) if c == "IW=1 (s)" else Cell(20.0, 19.0, 21.0, 5)) for c in cols}
              for r in rows}
     t1 = Table.from_cells("T1", "T1", cells)
     judged = cl.judge(rfc2415.ledger(), cl.Evidence({"T1": t1}, seeds=5))

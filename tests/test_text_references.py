@@ -1,7 +1,7 @@
 """Project text cites what a reader of the repository can open: RFC sections, kernel functions,
 files in the repository. Never files outside it (team notes, a shared folder, another checkout's
 paths), the history of the work (a session, an issue or round of the work by number), or a commit
-hash called "current" (it is current for a day). Checked over every tracked file of docs/,
+hash called "current" (it is current for a day). Checked over every tracked file of docs/, bench/,
 python/, crates/, tests/, scenarios/ and the Makefile (README.md is written from the reports)."""
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
-CHECKED = ("docs", "python", "crates", "tests", "scenarios", "Makefile", "pyproject.toml")
+CHECKED = ("docs", "python", "crates", "tests", "scenarios", "bench", "Makefile", "pyproject.toml")
 
 # (name, pattern): each names a kind of reference a reader cannot follow.
 FORBIDDEN = [

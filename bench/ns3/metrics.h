@@ -46,7 +46,7 @@ RunSimulation()
 // Packets started on any point-to-point device (PhyTxBegin), bytes started on the bottleneck
 // device that carries the data, and drops at that device's drop-tail queue (its Drop trace).
 // `packets` is the JSON's `link_transmissions` too: packets put on a link by any NetDevice,
-// once per hop, the unit iwlab's summary.link_transmissions counts (issue 12 item 5).
+// once per hop, the unit iwlab's summary.link_transmissions counts.
 class LinkCounters
 {
   public:

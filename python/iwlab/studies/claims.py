@@ -8,9 +8,11 @@ parameters, which are printed with the verdict. `where_it_holds` re-judges the c
 reproduced* against the same study run under other model choices (variants) and reports the region
 where each would hold.
 
-Verdicts: `reproduced`, `partly` (the size within a stated looser band, or 30–80 % of the
-conditions hold), `not reproduced`, `inconclusive` (our interval too wide to decide; the seeds needed
-are printed), `not testable` (the reason is given). docs/studies.md states each rule with an example.
+Verdicts: `reproduced`, `partly` (a stated subset of the conditions holds, none with the wrong
+sign), `not reproduced`, `inconclusive` (our interval spans the band's edge or has too few seeds;
+the seeds needed are printed), `not testable` (the reason is given). The rules are stated once, in
+the block above `MIN_SEEDS`; docs/claims.md gives them with examples. `rejudge` applies them to a
+stored `claims.csv`.
 """
 
 from __future__ import annotations
@@ -27,15 +29,12 @@ from iwlab.studies.model import Cell, Table
 
 __all__ = ["VERDICTS", "Between", "Check", "Claim", "Direction", "Erratum", "Evidence", "Exact", "Judged", "Near",
            "NotTestable", "Ref", "Row", "Where", "badge", "claims_frame", "claims_html", "claims_text", "counts",
-           "errata_frame", "errata_html", "errata_text", "judge", "seeds_to_decide", "summary_line", "where_it_holds",
+           "errata_frame", "errata_html", "errata_text", "judge", "rejudge", "seeds_to_decide", "summary_line", "where_it_holds",
            "where_text"]
 
 VERDICTS = ("reproduced", "partly", "not reproduced", "inconclusive", "not testable")
 VERDICTS_JA = {"reproduced": "再現された", "partly": "一部再現された", "not reproduced": "再現されなかった",
                "inconclusive": "判定できない（シード不足）", "not testable": "検証できない"}
-#: A claim's verdict from the share of its decided conditions that hold (reproduced = 1, partly = ½).
-SHARE_REPRODUCED = 0.8
-SHARE_PARTLY = 0.3
 CSV_COLUMNS = ["study", "claim_id", "source", "claim", "condition", "published", "ours", "ci_lo", "ci_hi", "verdict",
                "diff", "unit", "claim_verdict", "claim_share", "seeds", "rule", "why", "where", "source_conflict",
                "link", "mode"]
@@ -49,19 +48,75 @@ def _fmt(x: float | None, digits: int = 3) -> str:
 
 
 # ---------------------------------------------------------------------------------------------
-# Rules: each has a sentence (printed beside the claim), the outcomes it can return (`OUTCOMES`, a
-# test makes each rule return each of them) and a judgement of one cell.
+# The verdict rules, stated once (docs/claims.md repeats them with examples). Each rule class has a
+# sentence (printed beside the claim), the outcomes it can return (`OUTCOMES`, a test makes each
+# rule return each of them) and a judgement of one condition; `_aggregate` turns the conditions
+# into the claim's verdict.
+#
+# * A condition's interval counts only with at least MIN_SEEDS seeds; below that no interval is
+#   printed and a statistical rule (Near, Between, Direction) says *inconclusive*.
+# * Magnitude (Near, Between): the claim keeps its size. The band is the original's own
+#   variability where the ledger states it, else ±MAGNITUDE_BAND of the published effect (Near),
+#   or the published range (Between). *reproduced* when our whole 95 % CI lies inside the band,
+#   *not reproduced* when it lies wholly outside, *inconclusive* only when it spans an edge.
+# * Direction: *reproduced* when our CI excludes the reference on the claimed side, *not
+#   reproduced* when it lies on the other side, *inconclusive* when it contains the reference.
+# * Exact: equal, or not.
+# * A claim over several conditions: *reproduced* when every decided condition is; *partly* when a
+#   stated subset is (listed) and no condition has the wrong sign; *inconclusive* when more than
+#   half of its conditions are; else *not reproduced*.
+
+#: Fewest seeds behind any interval that is printed or judged.
+MIN_SEEDS = 5
+#: A magnitude claim's band where the original states no variability: ± this share of the effect.
+MAGNITUDE_BAND = 0.25
 
 
 def _ci(ours: Cell) -> tuple[float, float]:
     return (ours.lo, ours.hi) if math.isfinite(ours.lo) else (ours.value, ours.value)
 
 
+def has_interval(ours: Cell) -> bool:
+    """Whether the cell's interval may be printed and judged: deterministic (no spread), seeds
+    unknown (0), or at least MIN_SEEDS seeds."""
+    lo, hi = _ci(ours)
+    deterministic = lo == hi and math.isfinite(ours.lo)  # a stored row without its interval is not
+    return deterministic or ours.n == 0 or ours.n >= MIN_SEEDS
+
+
 def _seeds_needed(n: int, half: float, target: float) -> str:
-    """Seeds for a CI half-width of `target` (the half-width shrinks as 1/√n)."""
+    """Seeds for a CI half-width of `target` (the half-width shrinks as 1/√n), never below MIN_SEEDS."""
     if n <= 0 or target <= 0:
         return "more seeds needed"
-    return f"about {max(n + 1, math.ceil(n * (half / target) ** 2))} seeds needed (this run: {n})"
+    return f"about {max(n + 1, MIN_SEEDS, math.ceil(n * (half / target) ** 2))} seeds needed (this run: {n})"
+
+
+def _too_few(ours: Cell, target: float) -> tuple[str, str]:
+    lo, hi = _ci(ours)
+    return "inconclusive", (f"{ours.n} seeds: no interval below {MIN_SEEDS} seeds; "
+                            + _seeds_needed(ours.n, (hi - lo) / 2, target))
+
+
+def _against_band(ours: Cell, b_lo: float, b_hi: float, band: str) -> tuple[str, str]:
+    """Our CI against a band [b_lo, b_hi]: inside, wholly outside, or spanning an edge."""
+    lo, hi = _ci(ours)
+    edge = min(abs(ours.value - b_lo), abs(ours.value - b_hi))
+    if not has_interval(ours):
+        return _too_few(ours, edge)
+    if b_lo <= lo and hi <= b_hi:
+        return "reproduced", f"CI [{_fmt(lo)}, {_fmt(hi)}] inside {band} [{_fmt(b_lo)}, {_fmt(b_hi)}]"
+    if hi < b_lo or lo > b_hi:
+        return "not reproduced", f"ours {_fmt(ours.value)} [{_fmt(lo)}, {_fmt(hi)}] outside {band} [{_fmt(b_lo)}, {_fmt(b_hi)}]"
+    return "inconclusive", (f"CI [{_fmt(lo)}, {_fmt(hi)}] spans an edge of {band} [{_fmt(b_lo)}, {_fmt(b_hi)}]: "
+                            + _seeds_needed(ours.n, (hi - lo) / 2, edge))
+
+
+def _opposite_sign(ours: Cell | None, sign: float) -> bool:
+    """Whether our whole interval lies on the other side of 0 than a published effect of sign `sign`."""
+    if ours is None or not math.isfinite(ours.value) or sign == 0 or not has_interval(ours):
+        return False
+    lo, hi = _ci(ours)
+    return hi < 0 if sign > 0 else lo > 0
 
 
 #: Reads the count `_seeds_needed` wrote into an inconclusive condition's reason.
@@ -70,55 +125,41 @@ _NEEDED = re.compile(r"about (\d+) seeds needed")
 
 @dataclass(frozen=True)
 class Near:
-    """A published number against ours. The tolerance is w = max(`tol`, `rel` × |published|).
-    *not reproduced* when the published value lies outside our 95 % CI widened by the looser band
-    w2 = max(`partly_tol`, `partly_rel` × |published|, w), however wide the CI: more seeds narrow an
-    interval, they do not move it toward the published value. Otherwise *inconclusive* when our CI
-    is wider than the tolerance (half-width > w): the run cannot tell a match from a miss, and the
-    seeds needed are printed; *reproduced* when the published value lies in our CI widened by w;
-    *partly* when it lies only in our CI widened by w2."""
+    """A published number (a magnitude) against ours. The band is published ± w, w = max(`tol`,
+    `rel` × |published|) — the original's own variability as the ledger states it — or, when the
+    ledger gives neither, ±MAGNITUDE_BAND (25 %) of |published|. *reproduced* when our whole 95 %
+    CI lies inside the band, *not reproduced* when wholly outside, *inconclusive* when it spans
+    an edge (with the seeds needed)."""
 
     tol: float = 0.0
     rel: float = 0.0
-    partly_tol: float = 0.0
-    partly_rel: float = 0.0
     unit: str = ""
 
-    OUTCOMES = ("reproduced", "partly", "not reproduced", "inconclusive", "not testable")
+    OUTCOMES = ("reproduced", "not reproduced", "inconclusive", "not testable")
 
-    def _band(self, published: float, a: float, r: float) -> float:
-        return max(a, r * abs(published))
+    def width(self, published: float) -> float:
+        if not self.tol and not self.rel:
+            return MAGNITUDE_BAND * abs(published)
+        return max(self.tol, self.rel * abs(published))
 
     def text(self) -> str:
         u = f" {self.unit}" if self.unit else ""
-        tight = " or ".join(x for x in (f"±{self.tol:g}{u}" if self.tol else "",
-                                        f"±{100 * self.rel:g} % of it" if self.rel else "") if x) or "±0"
-        loose = " or ".join(x for x in (f"±{self.partly_tol:g}{u}" if self.partly_tol else "",
-                                        f"±{100 * self.partly_rel:g} %" if self.partly_rel else "") if x)
-        s = f"reproduced when the published value lies within our 95 % CI widened by {tight}"
-        if loose:
-            s += f"; partly when within {loose}"
-        return s + ("; inconclusive instead when our CI is wider than the tolerance (with the seeds needed); "
-                    "otherwise not reproduced, however wide our CI")
+        band = " or ".join(x for x in (f"±{self.tol:g}{u}" if self.tol else "",
+                                       f"±{100 * self.rel:g} % of it" if self.rel else "") if x)
+        band = band or f"±{100 * MAGNITUDE_BAND:g} % of it (the original states no variability)"
+        return (f"reproduced when our whole 95 % CI lies within the published value {band}; not reproduced "
+                f"when it lies wholly outside; inconclusive when it spans an edge")
 
     def judge(self, ours: Cell | None, published: float | None) -> tuple[str, str]:
         if published is None:
             return "not testable", "no published number"
         if ours is None or not math.isfinite(ours.value):
             return "not testable", "no data for this condition in this run"
-        lo, hi = _ci(ours)
-        w = self._band(published, self.tol, self.rel)
-        w2 = max(w, self._band(published, self.partly_tol, self.partly_rel))
-        half = (hi - lo) / 2
-        if not lo - w2 <= published <= hi + w2:
-            # Far outside even a wide interval: more seeds narrow it, they do not bring it closer.
-            return "not reproduced", f"ours {_fmt(ours.value)} [{_fmt(lo)}, {_fmt(hi)}] vs published {_fmt(published)}"
-        if half > w * (1 + 1e-9):  # rounding of lo/hi must not make a CI "wider" than itself
-            return "inconclusive", (f"our CI [{_fmt(lo)}, {_fmt(hi)}] is wider than the tolerance ±{_fmt(w)}: "
-                                    + _seeds_needed(ours.n, half, w))
-        if lo - w <= published <= hi + w:
-            return "reproduced", f"published {_fmt(published)} within [{_fmt(lo - w)}, {_fmt(hi + w)}]"
-        return "partly", f"published {_fmt(published)} within the looser band [{_fmt(lo - w2)}, {_fmt(hi + w2)}]"
+        w = self.width(published)
+        return _against_band(ours, published - w, published + w, "the band")
+
+    def wrong_sign(self, ours: Cell | None, published: float | None) -> bool:
+        return published is not None and _opposite_sign(ours, published)
 
 
 @dataclass(frozen=True)
@@ -142,56 +183,49 @@ class Direction:
         if ours is None or not math.isfinite(ours.value):
             return "not testable", "no data for this condition in this run"
         lo, hi = _ci(ours)
+        gap = abs(ours.value - self.ref)
+        if not has_interval(ours):
+            return _too_few(ours, gap)
         up = self.side == ">"
         word = "above" if up else "below"
         if (lo > self.ref) if up else (hi < self.ref):
             return "reproduced", f"CI [{_fmt(lo)}, {_fmt(hi)}] {word} {self.ref:g}"
         if (hi <= self.ref) if up else (lo >= self.ref):
             return "not reproduced", f"CI [{_fmt(lo)}, {_fmt(hi)}] not {word} {self.ref:g}"
-        gap = abs(ours.value - self.ref)
         return "inconclusive", (f"CI [{_fmt(lo)}, {_fmt(hi)}] contains {self.ref:g}: "
                                 + _seeds_needed(ours.n, (hi - lo) / 2, gap))
+
+    def wrong_sign(self, ours: Cell | None, published: float | None = None) -> bool:
+        """Our whole interval strictly on the other side of `ref` (no effect is not a wrong sign)."""
+        if ours is None or not math.isfinite(ours.value) or not has_interval(ours):
+            return False
+        lo, hi = _ci(ours)
+        return hi < self.ref if self.side == ">" else lo > self.ref
 
 
 @dataclass(frozen=True)
 class Between:
-    """A published range or magnitude ("≈ 2×", "5–10 %"): *reproduced* when our whole 95 % CI lies
-    in [lo, hi]; *inconclusive* when our mean does but the CI crosses an edge; *partly* when our
-    whole CI lies in the looser band [`partly_lo`, `partly_hi`] (when given); otherwise *not
-    reproduced*."""
+    """A published range or magnitude ("≈ 2×", "5–10 %"), the band [lo, hi]: *reproduced* when our
+    whole 95 % CI lies in it, *not reproduced* when wholly outside, *inconclusive* when it spans an
+    edge."""
 
     lo: float
     hi: float
-    partly_lo: float | None = None
-    partly_hi: float | None = None
 
-    OUTCOMES = ("reproduced", "partly", "not reproduced", "inconclusive", "not testable")
+    OUTCOMES = ("reproduced", "not reproduced", "inconclusive", "not testable")
 
     def text(self) -> str:
-        s = f"reproduced when our whole 95 % CI lies in [{self.lo:g}, {self.hi:g}]"
-        if self.partly_lo is not None or self.partly_hi is not None:
-            s += f"; partly when it lies in [{self._plo():g}, {self._phi():g}]"
-        return s + "; inconclusive when only the mean does; otherwise not reproduced"
-
-    def _plo(self) -> float:
-        return self.lo if self.partly_lo is None else self.partly_lo
-
-    def _phi(self) -> float:
-        return self.hi if self.partly_hi is None else self.partly_hi
+        return (f"reproduced when our whole 95 % CI lies in [{self.lo:g}, {self.hi:g}]; not reproduced when it lies "
+                "wholly outside; inconclusive when it spans an edge")
 
     def judge(self, ours: Cell | None, published: float | None = None) -> tuple[str, str]:
         if ours is None or not math.isfinite(ours.value):
             return "not testable", "no data for this condition in this run"
-        lo, hi = _ci(ours)
-        if self.lo <= lo and hi <= self.hi:
-            return "reproduced", f"CI [{_fmt(lo)}, {_fmt(hi)}] inside [{self.lo:g}, {self.hi:g}]"
-        if self.lo <= ours.value <= self.hi:
-            target = min(ours.value - self.lo, self.hi - ours.value)
-            return "inconclusive", (f"mean {_fmt(ours.value)} inside, CI [{_fmt(lo)}, {_fmt(hi)}] crosses an edge: "
-                                    + _seeds_needed(ours.n, (hi - lo) / 2, target))
-        if (self._plo(), self._phi()) != (self.lo, self.hi) and self._plo() <= lo and hi <= self._phi():
-            return "partly", f"CI [{_fmt(lo)}, {_fmt(hi)}] inside the looser [{self._plo():g}, {self._phi():g}]"
-        return "not reproduced", f"mean {_fmt(ours.value)} [{_fmt(lo)}, {_fmt(hi)}] outside [{self.lo:g}, {self.hi:g}]"
+        return _against_band(ours, self.lo, self.hi, "the range")
+
+    def wrong_sign(self, ours: Cell | None, published: float | None = None) -> bool:
+        mid = (self.lo + self.hi) / 2
+        return self.lo * self.hi > 0 and _opposite_sign(ours, mid)
 
 
 @dataclass(frozen=True)
@@ -210,6 +244,9 @@ class Exact:
             return "reproduced", "equal"
         return "not reproduced", f"{_fmt(ours.value)} ≠ {_fmt(published)}"
 
+    def wrong_sign(self, ours: Cell | None, published: float | None) -> bool:
+        return False
+
 
 @dataclass(frozen=True)
 class NotTestable:
@@ -224,6 +261,9 @@ class NotTestable:
 
     def judge(self, ours: Cell | None, published: float | None) -> tuple[str, str]:
         return "not testable", self.reason
+
+    def wrong_sign(self, ours: Cell | None, published: float | None) -> bool:
+        return False
 
 
 Rule = Near | Direction | Between | Exact | NotTestable
@@ -319,6 +359,9 @@ class Row:
     ours: Cell | None
     verdict: str
     why: str
+    #: Our interval lies wholly on the other side of the claimed effect (a claim with such a
+    #: condition cannot be *partly* reproduced).
+    wrong_sign: bool = False
 
     @property
     def seeds_needed(self) -> int | None:
@@ -334,7 +377,7 @@ class Judged:
     verdict: str
     detail: str
     where: str = ""
-    #: Share of the decided conditions that hold (reproduced = 1, partly = ½); None when none decided.
+    #: Share of the decided conditions that are reproduced; None when none decided.
     share: float | None = None
     seeds: int = 0
 
@@ -344,38 +387,38 @@ class Judged:
 
 
 def _aggregate(rows: Sequence[Row]) -> tuple[str, str, float | None]:
-    """A claim's verdict from its conditions. Not-testable conditions are left out; when more than
-    half of the rest are inconclusive the claim is *inconclusive*; otherwise the share of decided
-    conditions that hold (reproduced counts 1, partly ½) gives *reproduced* at ≥ 80 %, *partly*
-    at ≥ 30 %, *not reproduced* below."""
+    """A claim's verdict from its conditions (the last rule of the block above `MIN_SEEDS`).
+    Not-testable conditions are left out; when more than half of the rest are inconclusive the
+    claim is *inconclusive*; *reproduced* when every decided condition is; *partly* when some are
+    (they are listed: the stated subset) and no condition has the wrong sign; otherwise *not
+    reproduced*. The share printed is that of the decided conditions that are reproduced."""
     tested = [r for r in rows if r.verdict != "not testable"]
     if not tested:
         return "not testable", rows[0].why if rows else "no conditions", None
     n = {v: sum(r.verdict == v for r in tested) for v in VERDICTS}
     skipped = f"; {len(rows) - len(tested)} not testable" if len(tested) < len(rows) else ""
     decided = len(tested) - n["inconclusive"]
+    wrong = [r for r in tested if r.wrong_sign]
     if len(tested) == 1:
         r = tested[0]
-        share = None if r.verdict == "inconclusive" else {"reproduced": 1.0, "partly": 0.5}.get(r.verdict, 0.0)
+        share = None if r.verdict == "inconclusive" else float(r.verdict == "reproduced")
         return r.verdict, r.why + skipped, share
     unsure = f", {n['inconclusive']} inconclusive" if n["inconclusive"] else ""
-    tally = (f"{n['reproduced']} of {len(tested)} conditions reproduced, {n['partly']} partly, "
-             f"{n['not reproduced']} not{unsure}")
+    tally = f"{n['reproduced']} of {len(tested)} conditions reproduced, {n['not reproduced']} not{unsure}"
     if n["inconclusive"] * 2 > len(tested):
         why = next(r.why for r in tested if r.verdict == "inconclusive")
         return "inconclusive", f"{tally} (e.g. {why}){skipped}", None
-    share = (n["reproduced"] + 0.5 * n["partly"]) / decided
+    share = n["reproduced"] / decided
     head = f"{100 * share:.0f} % hold: {tally}"
-    if share >= SHARE_REPRODUCED:
-        verdict = "reproduced"
-    elif share >= SHARE_PARTLY:
-        verdict = "partly"
-    else:
-        verdict = "not reproduced"
+    if n["reproduced"] == decided:
+        return "reproduced", head + skipped, share
     holds = [r.check.condition for r in tested if r.verdict == "reproduced"]
     shown = "; ".join(holds[:6]) + (" …" if len(holds) > 6 else "")
-    where = f" (holds at: {shown})" if holds and verdict != "reproduced" else ""
-    return verdict, head + where + skipped, share
+    if holds and not wrong:
+        return "partly", f"{head} (holds at: {shown}){skipped}", share
+    signs = f"; wrong sign at {len(wrong)}: {'; '.join(r.check.condition for r in wrong[:3])}" if wrong else ""
+    where = f" (holds at: {shown})" if holds else ""
+    return "not reproduced", head + signs + where + skipped, share
 
 
 def seeds_to_decide(judged: Sequence[Judged], limit: int) -> dict[str, int]:
@@ -408,9 +451,33 @@ def judge(ledger: Sequence[Claim], ev: Evidence) -> list[Judged]:
             ours = ev.get(ch.ours)
             verdict, why = c.rule.judge(ours, ch.published)
             assert verdict in VERDICTS, verdict
-            rows.append(Row(ch, ours, verdict, why))
+            rows.append(Row(ch, ours, verdict, why, c.rule.wrong_sign(ours, ch.published)))
         v, detail, share = _aggregate(rows)
         out.append(Judged(c, rows, v, detail, share=share, seeds=ev.seeds))
+    return out
+
+
+def rejudge(ledger: Sequence[Claim], frame: pd.DataFrame) -> list[Judged]:
+    """Judges a stored `claims.csv` (one study's rows) again with today's rules: each condition's
+    cell is the row's `ours` [`ci_lo`, `ci_hi`] at its `seeds`, each claim's rule comes from
+    `ledger`. Claims of the ledger that the file lacks are left out."""
+    out = []
+    for c in ledger:
+        rows = []
+        for r in frame[frame["claim_id"] == c.id].itertuples(index=False):
+            pub = None if pd.isna(r.published) else float(r.published)
+            ours = None
+            if not pd.isna(r.ours):
+                v = float(r.ours)
+                # no interval stored: fewer seeds than an interval needs (judged so), else none
+                lo, hi = (float("nan"),) * 2 if pd.isna(r.ci_lo) else (float(r.ci_lo), float(r.ci_hi))
+                ours = Cell(v, lo, hi, int(r.seeds))
+            check = Check(str(r.condition), None, pub)
+            verdict, why = c.rule.judge(ours, pub)
+            rows.append(Row(check, ours, verdict, why, c.rule.wrong_sign(ours, pub)))
+        if rows:
+            v, detail, share = _aggregate(rows)
+            out.append(Judged(c, rows, v, detail, share=share, seeds=int(frame["seeds"].max())))
     return out
 
 
@@ -507,7 +574,7 @@ def _ours_str(j: Judged) -> str:
         o = j.rows[0].ours
         if o is None:
             return "—"
-        ci = f" [{_fmt(o.lo)}, {_fmt(o.hi)}]" if o.lo != o.hi else ""
+        ci = f" [{_fmt(o.lo)}, {_fmt(o.hi)}]" if o.lo != o.hi and has_interval(o) else ""
         return f"{_fmt(o.value)}{ci}"
     vals = [r.ours.value for r in j.rows if r.ours is not None and math.isfinite(r.ours.value)]
     if not vals:
@@ -548,13 +615,15 @@ def claims_frame(study: str, judged: Sequence[Judged], mode: str = "") -> pd.Dat
         for r in j.rows:
             o = r.ours
             pub = r.check.published
+            ci = o is not None and has_interval(o)
             rows.append({
                 "study": study, "mode": mode, "claim_id": c.id, "source": f"{c.source}" + (f" ({c.at})" if c.at else ""),
                 "claim": c.claim, "condition": r.check.condition, "published": pub,
-                "ours": o.value if o else None, "ci_lo": o.lo if o else None, "ci_hi": o.hi if o else None,
+                "ours": o.value if o else None, "ci_lo": o.lo if ci else None, "ci_hi": o.hi if ci else None,
                 "verdict": r.verdict,
                 "diff": (o.value - pub) if (o is not None and pub is not None) else None,
-                "unit": c.unit, "claim_verdict": j.verdict, "claim_share": j.share, "seeds": j.seeds,
+                "unit": c.unit, "claim_verdict": j.verdict, "claim_share": j.share,
+                "seeds": o.n if o is not None and o.n else j.seeds,
                 "rule": c.rule.text(), "why": r.why, "where": j.where, "source_conflict": c.conflict,
                 "link": " ".join(c.links),
             })
@@ -622,7 +691,7 @@ def claims_html(judged: Sequence[Judged], figures: Sequence[str] = (), ja: Seque
         detail_rows = "".join(
             f"<tr><td>{e(r.check.condition)}</td><td class=num>{e(_fmt(r.check.published))}</td>"
             f"<td class=num>{e(_fmt(r.ours.value) if r.ours else '—')}"
-            f"{' [' + e(_fmt(r.ours.lo)) + ', ' + e(_fmt(r.ours.hi)) + ']' if r.ours and r.ours.lo != r.ours.hi else ''}"
+            f"{' [' + e(_fmt(r.ours.lo)) + ', ' + e(_fmt(r.ours.hi)) + ']' if r.ours and r.ours.lo != r.ours.hi and has_interval(r.ours) else ''}"
             f"</td><td style='background:{_COLOURS[r.verdict]}'>{e(r.verdict)}</td><td class=note>{e(r.why)}</td></tr>"
             for r in j.rows)
         where = f"<p class=note><b>Where it would hold:</b> {e(j.where)}</p>" if j.where else ""

@@ -50,6 +50,11 @@ def quantity(text: str | float) -> float:
     return float(m.group(1)) * (_UNITS[unit] if unit else 1.0)
 
 
+#: Seeds per scenario in quick mode: the fewest behind an interval that is printed and judged
+#: (claims.MIN_SEEDS), so quick verdicts are wider than full ones, never of another kind.
+QUICK_SEEDS = 5
+
+
 @dataclass(frozen=True)
 class Options:
     """How a study is run. `quick` means fewer seeds and shorter runs (documented per study)."""
@@ -66,7 +71,7 @@ class Options:
     #: claims are left inconclusive that such a run would decide (`iwlab.studies.reproduce`); 0 = never.
     decide_up_to: int = 0
 
-    def n_seeds(self, full: int = 10, quick: int = 3) -> int:
+    def n_seeds(self, full: int = 10, quick: int = QUICK_SEEDS) -> int:
         return self.seeds if self.seeds is not None else (quick if self.quick else full)
 
 

@@ -19,7 +19,7 @@ That needs a pcap, which `iwlab.sweep` does not take, so this study has its own 
 resumable runner (`opts.out/raw/runs/<scenario hash>-s<seed>.parquet`, local processes or
 Dask).
 
-Modes: full = 10 seeds × 300 s; quick = 3 seeds × 120 s; tiny (`IWLAB_STUDY_TINY=1`, for
+Modes: full = 10 seeds × 300 s; quick = 5 seeds × 120 s; tiny (`IWLAB_STUDY_TINY=1`, for
 tests) = 2 seeds × 40 s, sizes 10 and 22, levels 60 and 95 %.
 """
 
@@ -101,7 +101,7 @@ def run(opts: Options, *, bandwidth_mbps: float | None = None, rtt_ms: float | N
         "again (the simulator's receiver jumps over holes when a bare FIN arrives out of order); their completion "
         "times are wrong, so they count as not completed here.",
         f"Mode {p.mode}: {p.seeds} seeds, {p.duration:g} s per run, sizes {list(p.sizes)}, levels {list(p.levels)} %. "
-        "Full = 10 seeds × 300 s; quick = 3 seeds × 120 s; IWLAB_STUDY_TINY=1 (tests) = 2 seeds × 40 s, sizes 10 "
+        "Full = 10 seeds × 300 s; quick = 5 seeds × 120 s; IWLAB_STUDY_TINY=1 (tests) = 2 seeds × 40 s, sizes 10 "
         "and 22, levels 60 and 95 %.",
     ]
     setup = {"mode": p.mode, "seeds": p.seeds, "duration_s": p.duration, "warmup_s": p.warmup,

@@ -201,13 +201,13 @@ def ledger() -> list[Any]:
         Claim("NR-8", f"{src} Fig. 8", "§4.2, text on Fig. 8",
               "Under mixed congestion IW10 takes about twice as many timeouts as IW3 in flows of at most 10 packets.",
               "retransmission timeouts per flow, IW10 ÷ IW3 (seed by seed); 'about twice' read as 1.5–2.5",
-              Between(1.5, 2.5, partly_lo=1.2, partly_hi=3.0),
+              Between(1.5, 2.5),
               ev_checks("timeouts IW10/IW3 {pt} {lv} {s}", rows("mixed"), (9, 10)), ("timeouts", "fig_timeouts"), "",
               "≈ 2× IW3"),
         Claim("NR-9", f"{src} Fig. 9", "§4.2, text on Fig. 9",
               "Under mixed congestion 21/22-packet flows enter fast retransmit more often with IW3 (≈ 10 %) than "
               "with IW10 (≈ 5 %).", "fast retransmits per flow (≈ share of flows with one), IW3 and IW10",
-              Near(tol=0.03, partly_tol=0.06),
+              Near(tol=0.03),
               tuple(Check(f"mixed {lv:g} %, {sz} seg, {iw.upper()}", f"fast_retransmits {iw} mixed {lv:g} {sz}", pub)
                     for lv in LEVELS for sz in (21, 22) for iw, pub in (("iw3", 0.10), ("iw10", 0.05))),
               ("fast_retransmits",), "", "≈ 0.10 (IW3), ≈ 0.05 (IW10)"),
@@ -273,7 +273,7 @@ def ledger() -> list[Any]:
         Claim("NR-9-small", f"{src} Fig. 9", "§4.2, text on Fig. 9",
               "Under mixed congestion flows of at most 10 packets almost never enter fast retransmit.",
               "fast retransmits per flow (≈ share of flows with one), 9 and 10 packets, IW3 and IW10",
-              Near(tol=0.03, partly_tol=0.06),
+              Near(tol=0.03),
               tuple(Check(f"mixed {lv:g} %, {sz} seg, {iw.upper()}", f"fast_retransmits {iw} mixed {lv:g} {sz}", 0.0)
                     for lv in LEVELS for sz in (9, 10) for iw in IWS),
               ("fast_retransmits",), "", "≈ 0"),

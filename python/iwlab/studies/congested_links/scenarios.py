@@ -53,8 +53,8 @@ def plan(opts: Options) -> Plan:
     if tiny():
         return Plan(opts.seeds or 2, 40.0, 5.0, (10, 22), (60, 95), PATTERNS, "tiny")
     if opts.quick:
-        return Plan(opts.n_seeds(10, 3), 120.0, 5.0, SIZES, LEVELS, PATTERNS, "quick")
-    return Plan(opts.n_seeds(10, 3), 300.0, 5.0, SIZES, LEVELS, PATTERNS, "full")
+        return Plan(opts.n_seeds(), 120.0, 5.0, SIZES, LEVELS, PATTERNS, "quick")
+    return Plan(opts.n_seeds(), 300.0, 5.0, SIZES, LEVELS, PATTERNS, "full")
 
 
 # ---------------------------------------------------------------------------------------------

@@ -126,10 +126,10 @@ def ledger() -> list[Any]:
     from iwlab.studies.claims import Between, Check, Claim, Direction, Near, NotTestable, Ref
 
     out = []
-    delay_base = Near(rel=0.2, partly_rel=0.5, unit="s")
-    decrease = Near(tol=5.0, partly_tol=10.0, unit="%")
-    util = Near(tol=3.0, partly_tol=8.0, unit="%")
-    drops = Near(tol=0.3, rel=0.2, partly_tol=1.0, partly_rel=0.5, unit="%")
+    delay_base = Near(rel=0.2, unit="s")
+    decrease = Near(tol=5.0, unit="%")
+    util = Near(tol=3.0, unit="%")
+    drops = Near(tol=0.3, rel=0.2, unit="%")
     for tname, page, pub, http in (("T1", "p. 4", RFC_T1, "1.0"), ("T4", "p. 7", RFC_T4, "1.1")):
         n = tname[1]
         out.append(Claim(
@@ -169,7 +169,7 @@ def ledger() -> list[Any]:
             f"{tname}-ratio", f"RFC 2415 Table {n}", f"§3, {page}, columns IW=2…4 ÷ IW=1",
             f"FTP network power at IW=2, 3, 4 relative to IW=1 (unit-free; HTTP/{http}).",
             "FTP power at IW=k ÷ FTP power at IW=1 (the published ratio is computed from the printed cells)",
-            Near(rel=0.1, partly_rel=0.25),
+            Near(rel=0.1),
             tuple(Check(_cond(w, f, k), f"{tname} {w}/{f} IW={k}/IW=1", round(v[k - 1] / v[0], 4))
                   for (w, f), v in pub.items() for k in (2, 3, 4)),
             (tname, "ftp_power_normalised"), claim_ja=f"IW=2〜4 の FTP ネットワークパワーの IW=1 に対する比（表 {n}）"))
@@ -181,7 +181,7 @@ def ledger() -> list[Any]:
         "T6-goodput", "RFC 2415 Table 6", "§3, p. 8, G.put columns",
         "Web goodput of all-IW=1, all-IW=3 and each half of a split population.",
         "web goodput, MB per 360 s (ours scaled to 360 s when the run is shorter)",
-        Near(rel=0.2, partly_rel=0.5, unit="MB"),
+        Near(rel=0.2, unit="MB"),
         tuple(Check(f"#webs {r}, {c.split()[0]}", f"T6 {r} {c.split()[0]} goodput", v) for r, c, v in t6
               if "goodput" in c), ("T6",), "MB", claim_ja="半数ずつの実験のグッドプット（表 6）"))
     out.append(Claim(
@@ -193,7 +193,7 @@ def ledger() -> list[Any]:
     out.append(Claim(
         "T6-link", "RFC 2415 Table 6", "§3, p. 8, L.util and Drops columns",
         "Utilisation and drop rate of the half-and-half runs.", "link utilisation / drop rate, %",
-        Near(tol=3.0, rel=0.2, partly_tol=8.0, partly_rel=0.5, unit="%"),
+        Near(tol=3.0, rel=0.2, unit="%"),
         tuple(Check(f"#webs {r}, {c.replace(' (%)', '')}", Ref("T6", r, c), float(v)) for r, c, v in t6
               if "util" in c or "drops" in c), ("T6",), "%", claim_ja="半数ずつの実験のリンク利用率と廃棄率（表 6）"))
     # Stated conclusions
@@ -272,7 +272,7 @@ def ledger() -> list[Any]:
         "C-red", "RFC 2415 §4", "§4, p. 8",
         "RED on the bottleneck with IW=1 brings page-delay gains like those of a larger IW on drop-tail.",
         "% decrease of the median page delay, RED IW=1 vs drop-tail IW=1; 'like a larger IW' read as the range "
-        "of Table 1's decreases at IW=2…4 (10.7–35.6 %)", Between(10.7, 35.6, partly_lo=5.0, partly_hi=45.0),
+        "of Table 1's decreases at IW=2…4 (10.7–35.6 %)", Between(10.7, 35.6),
         (Check("RED, IW=1", Ref("RED", "RED, IW=1", "% decrease vs drop-tail IW=1")),), ("RED",), "%",
         "like IW=2…4: 10.7–35.6 % (derived, Table 1)",
         claim_ja="ボトルネックに RED を用いると、IW=1 でも IW を大きくした場合と同程度の改善が得られる"))
@@ -286,7 +286,7 @@ def ledger() -> list[Any]:
         "C-ftp-share", "RFC 2415 §3 (Table 3 text)", "§3, p. 6",
         "A larger IW lets web transfers take slightly more bandwidth, so FTP's network power may drop slightly.",
         "FTP network power at IW=4 ÷ at IW=1, HTTP/1.0; 'slight decrease' read as 0.85–1.0",
-        Between(0.85, 1.0, partly_lo=0.7, partly_hi=1.05),
+        Between(0.85, 1.0),
         tuple(Check(_cond(w, f), f"T3 {w}/{f} IW=4/IW=1") for w, f in FTP_ROWS), ("T3",), "",
         "slight decrease (no number)", claim_ja="IW を大きくすると Web が帯域をわずかに多く使い、FTP のパワーがわずかに下がりうる"))
     out.append(Claim(
@@ -300,7 +300,7 @@ def ledger() -> list[Any]:
         "C-ftp-delay", "RFC 2415 §3 (Results, first paragraph)", "§3, p. 3",
         "The IW has no detectable effect on the time of a 1 MB file transfer.",
         "median 1 MB transfer delay at IW=4 ÷ at IW=1; 'not detectable' read as within ±5 %",
-        Between(0.95, 1.05, partly_lo=0.9, partly_hi=1.1),
+        Between(0.95, 1.05),
         tuple(Check(_cond(w, f), f"ftp delay {w}/{f}") for w, f in RFC_ROWS if f >= 1), ("T3",), "", "≈ 1",
         claim_ja="IW は 1 MB のファイル転送時間に検出できるほどの影響を与えない"))
     out.append(Claim(

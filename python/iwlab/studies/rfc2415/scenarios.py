@@ -13,6 +13,7 @@ import pandas as pd
 from iwlab import stats
 from iwlab.scenario import Scenario
 from iwlab.studies.base import Options
+from iwlab.studies.model import QUICK_SEEDS as QUICK
 from iwlab.sweep import sweep, sweep_records
 
 
@@ -22,7 +23,7 @@ TITLE = "RFC 2415 — Simulation Studies of Increased Initial TCP Window Size (P
 TINY_ENV = "IWLAB_STUDY_TINY"
 
 FULL_SEEDS, FULL_DURATION = 10, "360s"
-QUICK_SEEDS, QUICK_DURATION = 3, "240s"
+QUICK_SEEDS, QUICK_DURATION = QUICK, "240s"
 TINY_SEEDS, TINY_DURATION = 2, "20s"
 
 KB = 8_000.0  # bits per kB: powers are reported in kB/s per s

@@ -1,0 +1,194 @@
+"""Every command and Python snippet shown in README.md and docs/*.md runs as written, so none of
+them can go stale. Each document's snippets run in order in a fresh directory that holds the
+files the documents ask the reader to write (tests/doc_files/) and a link to tests/ (the
+conformance scripts), with `.venv/bin` first on PATH and IWLAB_STUDY_TINY=1 (a study's tiny
+configuration: `reproduce` then takes seconds). The snippets that are not run are listed once, with
+the reason, in tests/doc_commands.toml; an iwlab command among them is still parsed by the real
+command line, so a renamed command or option fails here. A snippet neither run nor listed fails,
+and so does a listed entry that matches no snippet any more."""
+
+from __future__ import annotations
+
+import os
+import re
+import shlex
+import shutil
+import subprocess
+import sys
+import tomllib
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).parent))
+from doc_snippets import ROOT, Snippet, all_snippets, snippets  # noqa: E402
+
+CONFIG = Path(__file__).with_name("doc_commands.toml")
+FILES = Path(__file__).with_name("doc_files")
+VENV_BIN = Path(sys.executable).parent
+
+
+@dataclass(frozen=True)
+class Entry:
+    kind: str  # "exempt" or "expect"
+    match: str  # a regular expression searched in the snippet's text
+    doc: str | None
+    reason: str = ""
+    exit: tuple[int, ...] = (0,)  # the statuses the document allows
+    parse: bool = True
+    before: str = ""  # a command run first (what the snippet reads)
+    timeout: int = 300
+
+    def matches(self, s: Snippet) -> bool:
+        return (self.doc is None or self.doc == s.doc) and re.search(self.match, _plain(s.text)) is not None
+
+
+def _plain(text: str) -> str:
+    return re.sub(r"^(?:sudo\s+)?\.venv/bin/", "", text)
+
+
+def _entries() -> list[Entry]:
+    cfg = tomllib.loads(CONFIG.read_text())
+    out = []
+    for kind in ("exempt", "expect"):
+        for i, e in enumerate(cfg.get(kind, [])):
+            if kind == "exempt" and not e.get("reason", "").strip():
+                raise ValueError(f"{CONFIG.name}: exempt[{i}] ({e.get('match')}) needs a reason")
+            code = e.get("exit", 0)
+            out.append(Entry(kind, e["match"], e.get("doc"), e.get("reason", ""), tuple(code) if isinstance(code, list) else (code,),
+                             e.get("parse", True), e.get("before", ""), e.get("timeout", 300)))
+    return out
+
+
+ENTRIES = _entries()
+
+
+def entry_for(s: Snippet) -> Entry | None:
+    hits = [e for e in ENTRIES if e.matches(s)]
+    assert len(hits) <= 1, f"{s.where}: {len(hits)} entries of {CONFIG.name} match {s.text[:80]!r}"
+    return hits[0] if hits else None
+
+
+def _env() -> dict[str, str]:
+    env = dict(os.environ, IWLAB_STUDY_TINY="1", PATH=f"{VENV_BIN}{os.pathsep}{os.environ.get('PATH', '')}")
+    env.pop("PYTHONPATH", None)
+    return env
+
+
+def _shell(cmd: str, cwd: Path, timeout: int) -> subprocess.CompletedProcess:
+    return subprocess.run(["bash", "-c", cmd], cwd=cwd, env=_env(), capture_output=True, text=True, timeout=timeout)
+
+
+def _workdir(tmp_path: Path) -> Path:
+    work = tmp_path / "work"
+    shutil.copytree(FILES, work)
+    (work / "tests").symlink_to(ROOT / "tests")
+    (work / ".venv").symlink_to(VENV_BIN.parent)
+    (work / "bench").symlink_to(ROOT / "bench")
+    return work
+
+
+def run_snippet(s: Snippet, e: Entry | None, work: Path) -> None:
+    timeout = e.timeout if e else 300
+    if e and e.before:
+        r = _shell(e.before, work, timeout)
+        assert r.returncode == 0, f"{s.where}: `{e.before}` (run first) exited {r.returncode}:\n{r.stderr[-2000:]}"
+    if s.kind == "python":
+        script = work / f"snippet_{s.line}.py"
+        script.write_text(s.text)
+        r = subprocess.run([sys.executable, script.name], cwd=work, env=_env(), capture_output=True, text=True,
+                           timeout=timeout)
+    else:
+        r = _shell((s.setup + "\n" if s.setup else "") + s.text, work, timeout)
+    want = e.exit if e else (0,)
+    assert r.returncode in want, (f"{s.where}: {s.text[:200]!r} exited {r.returncode}, the document allows {want}"
+                                  f"\nstdout: {r.stdout[-1500:]}\nstderr: {r.stderr[-3000:]}")
+
+
+DOCS = sorted({s.doc for s in all_snippets()})
+
+
+@pytest.mark.timeout(1800)
+@pytest.mark.parametrize("doc", DOCS)
+def test_every_snippet_of_the_document_runs(doc, tmp_path):
+    work = _workdir(tmp_path)
+    ran = 0
+    for s in snippets(ROOT / doc):
+        e = entry_for(s)
+        if e is not None and e.kind == "exempt":
+            continue
+        run_snippet(s, e, work)
+        ran += 1
+    if ran == 0:
+        pytest.skip(f"{doc}: every snippet is exempt ({CONFIG.name} says why)")
+
+
+def _argv(s: Snippet) -> list[str]:
+    text = _plain(s.text).split(";")[0].split(">")[0].split("|")[0]
+    return shlex.split(text)[1:]
+
+
+def parse_only(argv: list[str]) -> None:
+    """Parses argv with iwlab's real command line down to the last subcommand, running nothing."""
+    import typer.main
+
+    from iwlab.cli import build
+
+    cmd = typer.main.get_command(build())
+    ctx = cmd.make_context("iwlab", list(argv))
+    while hasattr(cmd, "resolve_command"):  # a group (typer may bring its own copy of click)
+        rest = [*getattr(ctx, "_protected_args", []), *ctx.args] if hasattr(ctx, "_protected_args") \
+            else [*ctx.protected_args, *ctx.args]
+        if not rest:
+            return
+        name, sub, rest = cmd.resolve_command(ctx, rest)
+        ctx = sub.make_context(name, rest, parent=ctx)
+        cmd = sub
+
+
+PARSED = [s for s in all_snippets() if s.kind == "command" and _plain(s.text).startswith("iwlab ")
+          and (e := entry_for(s)) is not None and e.kind == "exempt" and e.parse]
+
+
+@pytest.mark.parametrize("s", PARSED, ids=[s.where for s in PARSED])
+def test_an_exempt_command_still_parses(s):
+    try:
+        parse_only(_argv(s))
+    except Exception as err:  # click's usage errors and typer's conversions
+        pytest.fail(f"{s.where}: {s.text!r} does not parse: {type(err).__name__}: {err}")
+
+
+def test_every_snippet_is_run_or_exempt_with_a_reason_and_every_entry_is_used():
+    used = {id(e): 0 for e in ENTRIES}
+    for s in all_snippets():
+        e = entry_for(s)
+        if e is not None:
+            used[id(e)] += 1
+    stale = [f"{e.kind} {e.match!r}" + (f" ({e.doc})" if e.doc else "") for e in ENTRIES if not used[id(e)]]
+    assert not stale, f"entries of {CONFIG.name} that match no snippet (remove them): {stale}"
+
+
+def test_the_extraction_finds_commands_and_snippets():
+    got = {s.text for s in all_snippets()}
+    assert ".venv/bin/iwlab presets" in got  # README's first-hour block
+    assert any(t.startswith("iwlab sweep congested-links") and "$P" in t for t in got)  # a joined `\` line
+    kinds = {s.kind for s in all_snippets()}
+    assert kinds == {"command", "python"}
+
+
+def test_a_listed_entry_without_a_reason_is_refused(tmp_path, monkeypatch):
+    bad = tmp_path / "c.toml"
+    bad.write_text('[[exempt]]\nmatch = "^make run$"\nreason = " "\n')
+    monkeypatch.setattr(sys.modules[__name__], "CONFIG", bad)
+    with pytest.raises(ValueError, match="needs a reason"):
+        _entries()
+
+
+@pytest.mark.parametrize("argv", [["plan", "policy.toml", "--netns", "web", "--no-such-option"],
+                                  ["watch", "stauts", "--netns", "web"], ["flow-iw", "attach", "--cgroup"],
+                                  ["probe", "http://10.0.0.1/", "--expect", "many"]])
+def test_the_parse_check_catches_a_stale_command(argv):
+    with pytest.raises(Exception):
+        parse_only(argv)
+    parse_only(["watch", "status", "--netns", "web"])  # and passes a good one
