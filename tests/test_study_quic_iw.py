@@ -4,6 +4,7 @@ judges RFC 9000 §8.1's and RFC 9002 §7.2's sentences from real QUIC runs."""
 
 from __future__ import annotations
 
+import importlib
 import json
 
 import pandas as pd
@@ -11,9 +12,11 @@ import pytest
 
 from iwlab.studies import claims as cl
 from iwlab.studies import quic_iw
-from iwlab.studies.model import Cell, Options
-from iwlab.studies.quic_iw import ledger as lg
+from iwlab.studies.model import Cell, Options, quantity
 from iwlab.studies.quic_iw import scenarios as sc
+
+# The module, not the function `quic_iw.ledger` the package re-exports under the same name.
+lg = importlib.import_module("iwlab.studies.quic_iw.ledger")
 
 
 def _judge(cells: dict[str, Cell]) -> dict[str, str]:
@@ -72,11 +75,11 @@ def test_the_tls_model_is_one_page_of_handshake_flight_then_response():
     data = sc.tls_scenario(s, (32, 1460), 16000, 100_000, 2).data
     (app,) = data["apps"]
     assert (app["http"], app["embedded_count"], app["pages"]) == ("1.1", 1, 2)
-    assert app["primary"] == f"{16000 + sc.TLS_SERVER_OVERHEAD}B" and app["embedded"] == "100000B"
-    assert data["tcp"]["mss"] == 1460 and data["iw"]["policies"]["iw"]["segments"] == 32
+    assert quantity(app["primary"]) == 16000 + sc.TLS_SERVER_OVERHEAD and quantity(app["embedded"]) == 100_000
+    assert quantity(data["tcp"]["mss"]) == 1460 and data["iw"]["policies"]["iw"]["segments"] == 32
     q = sc.quic_scenario(s, (32, 1460), 16000, sc.SIZES, 2).data
     assert q["quic"]["initial_window"] == "32pkt" and q["quic"]["max_datagram_size"] == 1460
-    assert [m["response"] for m in q["apps"][0]["mix"]] == ["10000B", "100000B", "1000000B"]
+    assert [quantity(m["response"]) for m in q["apps"][0]["mix"]] == [10_000, 100_000, 1_000_000]
 
 
 def test_buffers_are_a_share_of_the_bdp_with_floors():
@@ -104,3 +107,17 @@ def test_a_tiny_run_judges_the_amplification_and_handshake_claims(tmp_path, monk
     assert set(claims["claim_id"]) == {c.id for c in lg.ledger()}
     assert {"ttfb", "handshake", "completion", "harm"} <= {t.name for t in res.tables}
     assert "Q-amp-rtt" in report.read_text()
+
+
+def test_the_docs_figures_are_the_stored_results():
+    from pathlib import Path
+
+    from iwlab.studies.quic_iw.docs import render
+
+    root = Path(__file__).resolve().parents[1]
+    block = render(root / "docs" / "data" / "quic-iw")
+    assert block in (root / "docs" / "quic.md").read_text(), \
+        "docs/quic.md and docs/data/quic-iw differ: python -m iwlab.studies.quic_iw.docs docs/data/quic-iw docs/quic.md"
+    stored = pd.read_csv(root / "docs" / "data" / "quic-iw" / "claims.csv")
+    assert set(stored["claim_id"]) == {c.id for c in lg.ledger()}
+    assert set(stored["mode"]) == {"quick"} and set(stored["seeds"]) == {5}

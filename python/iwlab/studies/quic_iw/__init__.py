@@ -82,7 +82,8 @@ def tables(ps: pd.DataFrame) -> list[Table]:
         out.append(_table(loud, "harm", "Goodput (Mb/s) of the competing long-lived TCP flow over the run",
                           ["setting", "chain"], ["transport", "iw"], "bg_goodput_mbps",
                           "Delivered bytes of the background flow over the whole run (same seed, same run length "
-                          "for every IW)."))
+                          "for every IW), think times included: the requests are active for part of the run only, so "
+                          "the harm while they run is larger than this average."))
     return out
 
 
@@ -139,8 +140,10 @@ def run(opts: Options) -> StudyResult:
         "(RFC 8446 §2). No session resumption or 0-RTT on either side; no TLS CPU time.",
         "Paths: a dumbbell with 1 Gb/s, 1 ms access links; the bottleneck's delay makes the RTT; its drop-tail "
         "buffer is a quarter of the BDP (at least 8 packets, shallow) or twice the BDP (at least 32, deep). "
-        "Background: one long-lived TCP flow over a second host pair, from the run's start.",
-        f"Each run: one client making its requests one after another (1 s think time), from 3 s on; QUIC runs "
+        "Background: one long-lived TCP flow (IW 10) over a second host pair, starting uniformly in the run's first "
+        "2 s, so that each seed meets its sawtooth at another phase.",
+        f"Each run: one client making its requests one after another (1 s think time), the first uniformly between "
+        f"3 and 4 s; QUIC runs "
         f"cycle through 10 kB, 100 kB and 1 MB, TCP runs have one size each. Values are per-run means over the "
         f"flows, intervals 95 % bootstrap over {p.seeds} seeds. Runs without background are deterministic "
         "(every seed gives the same numbers; their intervals have no width).",

@@ -41,9 +41,9 @@ def table_md(long: pd.DataFrame, title: str, fmt: str = "{:.4g}", row_filter: st
             if x is None or pd.isna(x.value):
                 vals.append("—")
                 continue
-            s = _num(x.value, fmt)
-            if not pd.isna(x.ci_lo) and x.ci_lo != x.ci_hi:
-                s += f" [{_num(x.ci_lo, fmt)}, {_num(x.ci_hi, fmt)}]"
+            s, lo, hi = _num(x.value, fmt), _num(x.ci_lo, fmt), _num(x.ci_hi, fmt)
+            if not pd.isna(x.ci_lo) and lo != hi:  # an interval narrower than the digits shown is left out
+                s += f" [{lo}, {hi}]"
             vals.append(s)
         out.append(f"| {r} | " + " | ".join(vals) + " |")
     return "\n".join(out)
