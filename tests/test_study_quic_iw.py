@@ -112,11 +112,13 @@ def test_a_tiny_run_judges_the_amplification_and_handshake_claims(tmp_path, monk
 def test_the_docs_figures_are_the_stored_results():
     from pathlib import Path
 
-    from iwlab.studies.quic_iw.docs import render
+    from iwlab.studies.quic_iw.docs import example, render
 
     root = Path(__file__).resolve().parents[1]
+    page = (root / "docs" / "quic.md").read_text()
+    assert example(root / "docs" / "data" / "quic-iw") in page
     block = render(root / "docs" / "data" / "quic-iw")
-    assert block in (root / "docs" / "quic.md").read_text(), \
+    assert block in page, \
         "docs/quic.md and docs/data/quic-iw differ: python -m iwlab.studies.quic_iw.docs docs/data/quic-iw docs/quic.md"
     stored = pd.read_csv(root / "docs" / "data" / "quic-iw" / "claims.csv")
     assert set(stored["claim_id"]) == {c.id for c in lg.ledger()}

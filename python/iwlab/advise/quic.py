@@ -59,7 +59,7 @@ def stack_settings(iw_bytes: int, pacing: bool = True) -> list[dict[str, Any]]:
         unit = p.iw.packet_bytes or p.max_datagram_size
         options = [int(x) for x in re.findall(r"\bIW(\d\d)\b", p.setting)]
         if p.setting.startswith("none"):
-            how, value = f"not settable: {p.setting[4:].strip(' :()') or 'fixed'}; its default is {p.iw_bytes} B", None
+            how, value = f"no setting ({p.setting[4:].strip(' :()') or 'fixed'}); its default is {p.iw_bytes} B", None
         elif options:  # connection options naming packet counts (Google's QUICHE)
             n = min(options, key=lambda o: (abs(o * unit - iw_bytes), o))
             how, value = f"{p.setting.split(' (')[0]}: IW{n:02d} ({n} × {unit} B = {n * unit} B)", n
@@ -70,7 +70,7 @@ def stack_settings(iw_bytes: int, pacing: bool = True) -> list[dict[str, Any]]:
             how, value = f"{p.setting} = {iw_bytes}", iw_bytes
         paced = p.pacing.lower()
         pace = ("on by default" if paced.startswith(("on", "always")) else
-                f"turn on: {p.pacing}" if paced.startswith("off") else p.pacing)
+                f"off by default, turn it on ({p.pacing[3:].strip(' ()')})" if paced.startswith("off") else p.pacing)
         rows.append({"stack": p.name, "key": key, "release": p.ref, "default_iw_bytes": p.iw_bytes, "set_iw": how,
                      "value": value, "setting_at": p.setting_at, "pacing": pace if pacing else p.pacing})
     return rows
@@ -112,11 +112,11 @@ class QuicAdvice:
         r = self.recommended
         out = [f"QUIC initial window for {self.profile.objective.label()} ({self.seeds} seeds, datagrams of "
                f"{self.datagram} B, a {self.chain} B certificate chain):",
-               f"  {'IW':>14}  {'objective (s)':>14}  {'vs RFC 9002 [95 % CI]':>28}  {'retx %':>7}  verdict"]
+               f"  {'IW':>16}  {'objective (s)':>14}  {'vs RFC 9002 [95 % CI]':>28}  {'retx %':>7}  verdict"]
         for c in self.candidates:
             ci = f"{c['diff_s']:+.4f} [{c['diff_lo']:+.4f}, {c['diff_hi']:+.4f}]" if c["iw_bytes"] != r[
                 "baseline_bytes"] else "baseline"
-            out.append(f"  {c['iw_packets']:>3} × {self.datagram} B  {c['objective_s']:>14.4f}  {ci:>28}  "
+            out.append(f"  {c['iw_packets']:>5g} × {self.datagram} B  {c['objective_s']:>14.4f}  {ci:>28}  "
                        f"{100 * c['retransmit_rate']:>7.2f}  {c['verdict']}")
         out += [f"Recommended: {r['iw_packets']} datagrams = {r['iw_bytes']} B, pacing on — {self.reason}", "",
                 "Per stack (python/iwlab/quic/profiles.toml):"]

@@ -149,7 +149,7 @@ def ledger(cells: dict[str, Cell] | None = None) -> list[Claim]:
               "Pacing avoids the short-term congestion and losses of bursts: a paced 32×1460 B IW costs a competing "
               "long-lived TCP flow less than 5 % of its goodput against 10×1200 B.",
               "the TCP background's goodput over the run with the large IW over that with the small, paired by seed",
-              Between(0.95, 1.05), _checks(c, "harm"), links=("harm",)),
+              Direction(">", 0.95), _checks(c, "harm"), links=("harm",)),
         Claim("Q-pacing-off", "RFC 9002", "§7.7",
               "Senders MUST either pace or limit bursts: an unpaced first flight of a large IW overflows a shallow "
               "buffer where a paced one does not.",
