@@ -12,7 +12,7 @@ from typer.testing import CliRunner
 
 from iwlab.advise.profile import Profile, ProfileError
 from iwlab.advise.quic import advise_quic, baseline_bytes, parse_packets, scenario, stack_settings
-from iwlab.cli import app
+from iwlab.cli import build
 from iwlab.policy import parse_policy
 from iwlab.scenario import Scenario
 
@@ -65,8 +65,9 @@ def test_a_window_that_holds_the_response_is_recommended_and_written():
     a = advise_quic(p, packets=(10, 32), seeds=2, jobs=1)
     rows = {r["iw_bytes"]: r for r in a.candidates}
     assert set(rows) == {12_000, 38_400}
-    # 29 kB fit in 38 400 B: one flight instead of slow start's three.
-    assert rows[38_400]["verdict"] == "faster" and rows[38_400]["diff_s"] < -0.1
+    # 29 kB fit in 38 400 B: one flight, where 12 000 B needs a second round of slow start (at least
+    # half a 100 ms round trip saved on the mean).
+    assert rows[38_400]["verdict"] == "faster" and rows[38_400]["diff_s"] < -0.05
     assert a.recommended["iw_bytes"] == 38_400 and a.recommended["pacing"] is True
     f = parse_policy(a.policy_file)
     assert f.quic == {"initial_window": 38_400, "max_datagram_size": 1200, "pacing": True}
@@ -80,12 +81,12 @@ def test_a_window_that_holds_the_response_is_recommended_and_written():
 def test_the_cli_writes_advice_and_policy_and_refuses_bad_input(tmp_path):
     args = ["advise", "--transport", "quic", "--rate", "10Mbps", "--rtt", "100ms", "--sizes", "20seg", "--load", "5%",
             "--clients", "1", "--duration", "8s", "--seeds", "2", "--quic-iw", "10,32", "-j", "1"]
-    r = CliRunner().invoke(app, [*args, "--json", "--out", str(tmp_path)])
+    r = CliRunner().invoke(build(), [*args, "--json", "--out", str(tmp_path)])
     assert r.exit_code == 0, r.output
     out = json.loads(r.output)
     assert out["recommended"]["iw_bytes"] == 38_400 and len(out["stacks"]) == 10
     assert parse_policy((tmp_path / "policy.toml").read_text()).quic["initial_window"] == 38_400
-    r = CliRunner().invoke(app, [*args[:2], "udp"])
+    r = CliRunner().invoke(build(), [*args[:2], "udp"])
     assert r.exit_code == 2 and "--transport 'udp' is not allowed" in r.output
-    r = CliRunner().invoke(app, [*args[:-4], "--quic-iw", "1"])
+    r = CliRunner().invoke(build(), [*args[:-4], "--quic-iw", "1"])
     assert r.exit_code == 2 and "quic-iw" in r.output
