@@ -7,13 +7,15 @@ from collections import Counter
 
 import pytest
 
-from iwlab.studies import congested_links, iw_function, rfc2415, rfc6928
+from iwlab.studies import congested_links, iw_function, quic_iw, rfc2415, rfc6928
 from iwlab.studies.inventory import STUDY_SOURCE, load, not_checked, not_checked_html
 
-LEDGERS = {"rfc2415": rfc2415, "congested-links": congested_links, "rfc6928": rfc6928, "iw-function": iw_function}
+LEDGERS = {"rfc2415": rfc2415, "congested-links": congested_links, "rfc6928": rfc6928, "iw-function": iw_function,
+          "quic-iw": quic_iw}
 
 #: Checkable claims per document, counted from the documents (see inventory.toml's entries).
-CLAIMS_PER_SOURCE = {"RFC 2415": 35, "Nathan & Rai": 35, "RFC 6928": 23, "draft-you": 15}
+CLAIMS_PER_SOURCE = {"RFC 2415": 35, "Nathan & Rai": 35, "RFC 6928": 23, "draft-you": 15,
+                    "RFC 9000 / RFC 9002": 12}
 
 
 def test_the_inventory_counts_every_documents_checkable_claims():

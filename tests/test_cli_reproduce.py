@@ -45,7 +45,7 @@ def test_reproduce_rfc2415_prints_its_tables_and_writes_csvs_and_the_report(tmp_
 
 @pytest.mark.parametrize(("args", "message"), [
     (["reproduce", "rfc2416"], "STUDY = 'rfc2416' is not known; expected one of rfc2415, congested-links, "
-                                "rfc6928, iw-function or 'all'"),
+                                "rfc6928, iw-function, quic-iw or 'all'"),
     (["reproduce", "rfc2415", "--seeds", "0"], "--seeds 0 is not allowed; expected >= 1"),
     (["reproduce", "rfc2415", "--jobs", "0"], "--jobs 0 is not allowed; expected >= 1"),
     (["reproduce", "rfc2415", "--decide-up-to", "-1"], "--decide-up-to -1 is not allowed; expected >= 0"),

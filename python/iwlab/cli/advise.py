@@ -90,6 +90,13 @@ def advise(
     json_: Annotated[bool, typer.Option("--json", help="Print one JSON object (recommended, candidates, …).")] = False,
     progress: Annotated[Optional[bool], typer.Option("--progress/--no-progress",
                                                      help="Progress bar [on unless --json].")] = None,
+    transport: Annotated[str, typer.Option(help="tcp, or quic: a QUIC IW and each stack's setting "
+                                                "(python/iwlab/advise/quic.py).")] = "tcp",
+    quic_iw: Annotated[Optional[str], typer.Option(help="--transport quic: candidate IWs in datagrams "
+                                                        "[10,16,24,32].")] = None,
+    quic_datagram: Annotated[int, typer.Option(help="--transport quic: datagram size (UDP payload).")] = 1200,
+    certificate_chain: Annotated[Optional[str], typer.Option(help="--transport quic: the server's certificate "
+                                                                  "chain [4kB].")] = None,
 ) -> None:
     """Recommend an IW for a network profile (see the example above)."""
     from iwlab.advise.advisor import advise as run_advise
@@ -105,6 +112,14 @@ def advise(
     try:
         base = Profile.from_toml(profile) if profile is not None else None
         p = Profile.from_flags(base, **{k: v for k, v in flags.items() if v is not None})
+        if transport not in ("tcp", "quic"):
+            raise ValueError(f"--transport {transport!r} is not allowed; expected tcp or quic")
+        if transport == "quic":
+            from iwlab.advise.quic import cli as quic_cli
+
+            typer.echo(quic_cli(p, packets=quic_iw, datagram=quic_datagram, chain=certificate_chain, seeds=seeds,
+                                jobs=jobs, out=out, as_json=json_))
+            return
         if from_watch is not None:
             _from_watch(from_watch, p, netns, out, json_, candidates=candidates, budget=budget, jobs=jobs, dask=dask,
                         seeds=seeds, max_seeds=max_seeds, sensitivity=sensitivity,

@@ -61,7 +61,7 @@ def _print(result, path: Path) -> None:
 
 def reproduce(
     study: Annotated[str, typer.Argument(metavar="STUDY", help="rfc2415, congested-links, rfc6928, iw-function, "
-                                                               "or all.")],
+                                                               "quic-iw, or all.")],
     quick: Annotated[bool, typer.Option("--quick", help="Fewer seeds and shorter runs (each study's report "
                                                         "says which).")] = False,
     seeds: Annotated[Optional[int], typer.Option("--seeds", "-n", help="Seeds 1…N per scenario [default: the "

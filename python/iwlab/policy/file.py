@@ -64,6 +64,8 @@ class PolicyFile:
     tcp: dict = field(default_factory=lambda: {"pacing": False, "paced_iw": False})
     """`[tcp]`: {"pacing": bool, "paced_iw": bool}, the pacing deployed with the policies
     (`iwlab flow-iw attach --policy`) and simulated (`with_policy`); paced_iw implies pacing."""
+    quic: dict = field(default_factory=dict)
+    """`[quic]`: the QUIC settings of `iwlab advise --transport quic` (a scenario's `[quic]` keys, as given)."""
 
     @property
     def paced(self) -> bool:
@@ -131,7 +133,7 @@ def parse_policy(text: str, path: str | None = None) -> PolicyFile:
     routes = tuple(Route(None if r["prefix"] is None else ipaddress.ip_network(r["prefix"]), r["policy"],
                          r["initrwnd"], r["congctl"], r["line"]) for r in data["routes"])
     return PolicyFile(str(path) if path is not None else None, text, data["policies"], routes, data["default"],
-                      dict(data["tcp"]))
+                      dict(data["tcp"]), dict(data.get("quic") or {}))
 
 
 def load_policy(path: str | Path) -> PolicyFile:

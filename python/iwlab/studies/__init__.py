@@ -1,5 +1,5 @@
 """One-command reproductions of the founding initial-window studies (docs/studies.md):
-`rfc2415`, `congested-links`, `rfc6928`, `iw-function`.
+`rfc2415`, `congested-links`, `rfc6928`, `iw-function`, and the QUIC study `quic-iw`.
 
 Each study module exposes `NAME`, `TITLE` and `run(opts: Options) -> StudyResult`; it builds
 its scenarios from the packaged presets, runs them with `iwlab.sweep` (resumable under
@@ -26,6 +26,7 @@ STUDIES = {
     "congested-links": "iwlab.studies.congested_links",
     "rfc6928": "iwlab.studies.rfc6928",
     "iw-function": "iwlab.studies.iw_function",
+    "quic-iw": "iwlab.studies.quic_iw",
 }
 
 __all__ = ["STUDIES", "Options", "StudyResult", "reproduce", "reproduce_all"]

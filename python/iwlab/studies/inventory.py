@@ -12,7 +12,7 @@ from pathlib import Path
 
 #: The document each study reproduces (a study's `StudyResult.study` → inventory `source`).
 STUDY_SOURCE = {"rfc2415": "RFC 2415", "congested-links": "Nathan & Rai", "rfc6928": "RFC 6928",
-                "iw-function": "draft-you"}
+                "iw-function": "draft-you", "quic-iw": "RFC 9000 / RFC 9002"}
 STATUSES = ("ledger", "out_of_scope", "pending")
 
 

@@ -17,6 +17,11 @@
 //! [tcp]                                # optional: pacing of every connection deployed
 //! pacing = true                        # Linux's internal pacing (200 % / 120 % of cwnd/SRTT)
 //! paced_iw = true                      # the first flight spread over the handshake RTT
+//!
+//! [quic]                               # optional: the QUIC settings deployed (`iwlab advise
+//! initial_window = 14600               # --transport quic`): a scenario's `[quic]` keys, checked alike
+//! max_datagram_size = 1460
+//! pacing = true
 //! ```
 //!
 //! `[tcp]` takes only what `iwlab flow-iw` deploys (a `sock_ops` program setting
@@ -68,6 +73,8 @@ pub struct PolicyFileSpec {
     pub routes: Vec<RouteSpec>,
     #[serde(default)]
     pub tcp: PolicyTcp,
+    #[serde(default, skip_serializing_if = "super::quic::QuicSpec::is_empty")]
+    pub quic: super::quic::QuicSpec,
 }
 
 /// A destination prefix: an IPv4/IPv6 network, or the default route (both families).
@@ -177,6 +184,11 @@ impl PolicyFile {
                  SO_MAX_PACING_RATE was set, so a deployed paced IW is followed by internal pacing)",
             ));
         }
+        #[cfg(feature = "quic")]
+        if !spec.quic.is_empty() {
+            // The same checks as a scenario's `[quic]` (the field paths read `quic.<field>`).
+            super::quic::quic_config(&spec.quic, &super::quic::QuicSpec::default(), "")?;
+        }
         Ok(PolicyFile { spec, configs, routes })
     }
 
@@ -191,7 +203,8 @@ impl PolicyFile {
     }
 
     /// The whole file as canonical JSON: `policies`, `default`, `routes` (prefix text or
-    /// null for the default route, policy, initrwnd, congctl, line), `tcp` (`pacing`, `paced_iw`).
+    /// null for the default route, policy, initrwnd, congctl, line), `tcp` (`pacing`, `paced_iw`),
+    /// `quic` (the `[quic]` keys given; `{}` when none).
     pub fn to_json_string(&self) -> String {
         let routes: Vec<serde_json::Value> = self
             .routes
@@ -207,7 +220,8 @@ impl PolicyFile {
             })
             .collect();
         serde_json::json!({ "policies": self.policies_json(), "default": self.spec.iw.default, "routes": routes,
-                            "tcp": {"pacing": self.spec.tcp.pacing, "paced_iw": self.spec.tcp.paced_iw} })
+                            "tcp": {"pacing": self.spec.tcp.pacing, "paced_iw": self.spec.tcp.paced_iw},
+                            "quic": serde_json::to_value(&self.spec.quic).expect("quic settings serialise") })
         .to_string()
     }
 }
@@ -355,6 +369,23 @@ mod tests {
         assert_eq!(f.routes[0].line, 5);
         assert_eq!(f.configs["ten"], IwConfig::Fixed { segments: 10 });
         assert!(f.to_json_string().contains(r#""policies":{"ten":{"kind":"fixed","segments":10}}"#));
+    }
+
+    #[cfg(feature = "quic")]
+    #[test]
+    fn a_quic_table_is_checked_as_a_scenarios_and_kept_in_the_json() {
+        let f = PolicyFile::from_toml_str("[quic]\ninitial_window = 14600\nmax_datagram_size = 1460\npacing = true\n")
+            .unwrap();
+        assert_eq!(f.spec.quic.max_datagram_size, Some(1460));
+        assert!(f.to_json_string().contains(r#""quic":{"initial_window":14600,"max_datagram_size":1460,"pacing":true}"#));
+        let (e, line) = err("[quic]\ninitial_window = 1000\n");
+        assert!(e.contains("quic.initial_window") && e.contains("2400..="), "{e}");
+        assert_eq!(line, Some(2));
+        assert!(err("[quic]\npacing = false\n").0.contains("quinn-proto always paces"));
+        assert!(PolicyFile::from_toml_str("[iw.policies]\nten = { kind = \"fixed\", segments = 10 }\n")
+            .unwrap()
+            .to_json_string()
+            .contains(r#""quic":{}"#));
     }
 
     #[test]
