@@ -82,3 +82,27 @@ def test_the_runner_gives_a_one_seed_cell_its_second_seed_before_widening_others
     monkeypatch.setattr(g, "stored_seeds", lambda gr, c: list(range(1, states[c.name]["units"] + 1)))
     (cell, seed), *_ = g.next_units(grid, set(), 2)
     assert (cell.name, seed) == (names[5], 2)
+
+
+def test_the_runner_stops_when_units_fail_one_after_another(grid, monkeypatch):
+    # A stale extension fails every unit in seconds: the runner must stop, not start units forever.
+    from iwlab.emulate import grid as g
+
+    class Failing:
+        def __init__(self, *a, **k):
+            self.returncode = 1
+
+        def poll(self):
+            return 1
+
+        def wait(self):
+            return 1
+
+    started = []
+    monkeypatch.setattr(g.subprocess, "Popen", lambda *a, **k: started.append(a) or Failing())
+    monkeypatch.setattr(g, "in_progress", lambda gr: {})
+    monkeypatch.setattr(g, "next_units", lambda gr, busy, k: [(c, 1) for c in grid.cells()[:k]])
+    monkeypatch.setattr(g.time, "sleep", lambda s: None)
+    with pytest.raises(SystemExit, match="3 units failed in a row"):
+        g.run(grid, parallel=3, log=None)
+    assert len(started) == 3

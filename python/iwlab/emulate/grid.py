@@ -335,6 +335,9 @@ def run_unit(grid: Grid, cell: Cell, seed: int, rt_priority: int | None = 50) ->
     try:
         res = emulate(sc, seed=seed, replay=False, capture=[CLIENT_HOST], out=tmp / "raw", relay_rt=rt_priority,
                       save=False)
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)  # a failed unit leaves nothing the next run must skip
+        raise
     finally:
         stop.set()
     loads.append(os.getloadavg()[0])
@@ -400,17 +403,28 @@ def next_units(grid: Grid, busy: set[str], k: int) -> list[tuple[Cell, int]]:
     return out
 
 
+#: Units failing one after another mean the installation is broken (e.g. a stale extension).
+MAX_FAILURES_IN_A_ROW = 3
+
+
 def run(grid: Grid, parallel: int, log: Path | None, max_units: int | None = None) -> None:
     """Keeps `parallel` units running (each in its own process) until every cell is done."""
     running: dict[str, tuple[subprocess.Popen, Cell, int, float]] = {}
     started = 0
+    failed_in_a_row = 0
     while True:
         for name, (p, c, s, t0) in list(running.items()):
             if p.poll() is not None:
+                failed_in_a_row = failed_in_a_row + 1 if p.returncode else 0
                 print(f"{dt.datetime.now(dt.timezone.utc):%H:%M:%S} {c.name} seed {s}: "
                       f"{'stored' if p.returncode == 0 else f'FAILED ({p.returncode})'} after {time.time() - t0:.0f} s",
                       flush=True)
                 del running[name]
+        if failed_in_a_row >= MAX_FAILURES_IN_A_ROW:  # a broken install, not a cell: stop, don't spin
+            for p, *_ in running.values():
+                p.wait()
+            raise SystemExit(f"grid run: {failed_in_a_row} units failed in a row; their logs say why"
+                             + (f" ({log.parent}/{log.stem}-CELL-SEED.log)" if log else " (rerun with --log)"))
         if max_units is None or started < max_units:
             room = parallel - len(set(running) | set(in_progress(grid)))  # other runners' units count too
             if max_units is not None:
