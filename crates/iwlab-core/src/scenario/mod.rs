@@ -72,6 +72,7 @@ pub mod model;
 pub mod policy_file;
 pub mod profile;
 pub mod quic;
+pub mod schema;
 mod tagged;
 mod tcp;
 pub mod units;
