@@ -12,6 +12,7 @@ tests/test_scenario_schema.py runs the check.
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 import tempfile
@@ -111,7 +112,9 @@ def _type(p: dict[str, Any]) -> str:
 
 
 def _text(s: str | None) -> str:
-    return " ".join((s or "").split()).replace("|", "\\|")
+    # one line; rustdoc's links ([`TcpConfig::default`]) read as plain code here
+    text = re.sub(r"\[`([^`]+)`\](\([^)]*\))?", r"`\1`", " ".join((s or "").split()))
+    return text.replace("|", "\\|")
 
 
 def _default(p: dict[str, Any], required: bool) -> str:
