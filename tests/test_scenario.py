@@ -49,9 +49,9 @@ def test_a_scenario_built_from_models_runs():
     m = ScenarioModel(
         name="tiny", duration="5s",
         topology=sc_mod.Dumbbell(
-            bottleneck=sc_mod.Bottleneck(rate="2Mbps", delay="20ms", queue=sc_mod.DropTail(limit="20pkt")),
-            left=[sc_mod.HostGroup(name="c", count=2, access=sc_mod.Access(rate="10Mbps", delay="1ms"))],
-            right=[sc_mod.HostGroup(name="s", count=2, access=sc_mod.Access(rate="10Mbps", delay="1ms"))]),
+            bottleneck=sc_mod.BottleneckSpec(rate="2Mbps", delay="20ms", queue=sc_mod.DropTail(limit="20pkt")),
+            left=[sc_mod.HostGroup(name="c", count=2, access=sc_mod.AccessSpec(rate="10Mbps", delay="1ms"))],
+            right=[sc_mod.HostGroup(name="s", count=2, access=sc_mod.AccessSpec(rate="10Mbps", delay="1ms"))]),
         iw=sc_mod.IwSection(default="ten", policies={"ten": sc_mod.Rfc6928Iw()}),
         apps=[sc_mod.WebApp(clients="c", servers="s", count=2, think=sc_mod.Exponential(mean=1.0))],
     )
@@ -60,13 +60,13 @@ def test_a_scenario_built_from_models_runs():
 
 
 @pytest.mark.parametrize("data_path, value, expected", [
-    ("bogus", 1, "bogus: unknown key `bogus`; expected one of `name`, `description`, `seed`"),
-    ("topology.bottleneck.rat", "1Mbps", "unknown key `rat`; expected one of `rate`, `delay`, `queue`"),
-    ("apps[0].thinkk", 1, "apps[0].thinkk: unknown key `thinkk`; expected one of `name`"),
-    ("tcp.cubic.betta", 0.5, "tcp.cubic.betta: unknown key `betta`; expected one of `beta`, `c`"),
-    ("iw.policies.iw1.segmentz", 3, "iw.policies.iw1.segmentz: unknown key `segmentz`"),
+    ("bogus", 1, "bogus: unknown field `bogus`, expected one of `name`, `description`, `seed`"),
+    ("topology.bottleneck.rat", "1Mbps", "unknown field `rat`, expected one of `rate`, `delay`, `queue`"),
+    ("apps[0].thinkk", 1, "apps[0].thinkk: unknown field `thinkk`, expected one of `name`"),
+    ("tcp.cubic.betta", 0.5, "tcp.cubic.betta: unknown field `betta`, expected one of `beta`, `c`"),
+    ("iw.policies.iw1.segmentz", 3, "iw.policies.iw1.segmentz: unknown field `segmentz`, expected `segments`"),
 ])
-def test_the_models_reject_an_unknown_key_naming_it_and_the_allowed_keys(data_path, value, expected):
+def test_data_with_an_unknown_key_is_rejected_naming_it_and_the_allowed_keys(data_path, value, expected):
     data = load("rfc2415").data
     data.setdefault("tcp", {}).setdefault("cubic", {})
     ov.set_path(data, data_path, value)
@@ -76,13 +76,14 @@ def test_the_models_reject_an_unknown_key_naming_it_and_the_allowed_keys(data_pa
 
 
 @pytest.mark.parametrize("data_path, value, expected", [
-    ("apps[0].count", "16", 'apps[0].count = "16" is not allowed: input should be a valid integer'),
-    ("apps[0].count", 0, "apps[0].count = 0 is not allowed: input should be greater than or equal to 1"),
-    ("apps[0].kind", "webb", "apps[0].kind = \"webb\" is not allowed; expected one of 'ftp', 'bulk', 'web'"),
-    ("apps[0].think", {"lo": 1}, "apps[0].think.kind is missing; expected one of 'constant', 'uniform'"),
-    ("topology.bottleneck.queue", {"kind": "fifo"}, "topology.bottleneck.queue.kind = \"fifo\" is not allowed"),
-    ("tcp.sack", "yes", 'tcp.sack = "yes" is not allowed: input should be a valid boolean'),
-    ("duration", -1, "duration = -1 is not allowed: input should be greater than or equal to 0"),
+    ("apps[0].count", "16", 'apps[0].count: invalid type: string "16", expected u32'),
+    ("apps[0].count", 100_001, "apps[0].count = 100001 is not allowed; expected 0..=100000 instances"),
+    ("apps[0].kind", "webb", "apps[0].kind: unknown variant `webb`, expected one of `ftp`, `bulk`, `web`"),
+    ("apps[0].think", {"lo": 1}, "apps[0].think: missing field `kind`"),
+    ("topology.bottleneck.queue", {"kind": "fifo"},
+     "topology.bottleneck.queue.kind: unknown variant `fifo`, expected one of `drop-tail`, `red`, `codel`"),
+    ("tcp.sack", "yes", 'tcp.sack: invalid type: string "yes", expected a boolean'),
+    ("duration", -1, 'duration: -1 is negative; expected a duration such as "50ms"'),
     ("topology.bottleneck.loss", {"kind": "random", "p": 1.5}, "topology.bottleneck.loss.p = 1.5 is not allowed"),
 ])
 def test_structural_errors_name_the_path_the_value_and_what_is_allowed(data_path, value, expected):
@@ -90,7 +91,7 @@ def test_structural_errors_name_the_path_the_value_and_what_is_allowed(data_path
     ov.set_path(data, data_path, value)
     with pytest.raises(ScenarioError) as e:
         Scenario.from_data(data)
-    assert expected in str(e.value)
+    assert expected in str(e.value) and e.value.path == expected.split(" ")[0].rstrip(":")
     assert "\n" not in str(e.value)
 
 
@@ -126,22 +127,26 @@ def test_overrides_replace_fields_and_the_result_is_canonical(overrides, check):
     assert base.data == load("rfc2415").data  # the original is untouched
 
 
-@pytest.mark.parametrize("item, value", [
-    ("apps[0].count=32", 32),
-    ('topology.bottleneck.rate="2Mbps"', "2Mbps"),
-    ("topology.bottleneck.rate=2Mbps", "2Mbps"),
-    ("apps[0].http=1.1", "1.1"),
-    ("name=2024", "2024"),
-    ("duration=20", 20),
-    ("tcp.sack=true", True),
-    ("topology.bottleneck.queue={ kind = 'red' }", {"kind": "red"}),
-    ("apps[0].start = 2024-01-01", "2024-01-01"),
+@pytest.mark.parametrize("item, path, value", [
+    ("apps[0].count=32", "apps[0].count", 32),
+    ('topology.bottleneck.rate="2Mbps"', "topology.bottleneck.rate", "2Mbps"),
+    ("topology.bottleneck.rate=2Mbps", "topology.bottleneck.rate", "2Mbps"),
+    ("apps[0].http=1.1", "apps[0].http", "1.1"),
+    ("name=2024", "name", "2024"),
+    ("duration=20", "duration", "20s"),
+    ("tcp.sack=true", "tcp.sack", True),
+    ("topology.bottleneck.queue={ kind = 'red' }", "topology.bottleneck.queue", {"kind": "red"}),
+    ("apps[0].start = 2024-01-01", "apps[0].start", None),
 ])
-def test_set_values_are_toml_literals_or_bare_strings(item, value):
-    data = load("rfc2415").data
-    path, text = ov.split_set(item)
-    ann = ov.annotation_at(ScenarioModel, data, ov.parse_path(path))
-    assert ov.coerce(ann, ov.literal(text), text) == value
+def test_set_values_are_toml_literals_or_bare_strings(item, path, value):
+    if value is None:  # a TOML date is taken as text, which no duration is
+        with pytest.raises(ScenarioError, match=r'apps\[0\]\.start.*"2024-01-01"'):
+            load("rfc2415", [item])
+        return
+    node = load("rfc2415", [item]).data
+    for seg in ov.parse_path(path):
+        node = node[seg]
+    assert node == value
 
 
 @pytest.mark.parametrize("sets, source, expected", [
@@ -150,7 +155,7 @@ def test_set_values_are_toml_literals_or_bare_strings(item, value):
     (["a..b=1"], "--set a..b=1", "'a..b' is not a field path"),
     (["topology.bottleneck.rate.x=1"], "--set topology.bottleneck.rate.x=1",
      "topology.bottleneck.rate is a value ('1.5Mbps'), not a table"),
-    (["duration=20s", "apps[0].count=x"], "--set apps[0].count=x", 'apps[0].count = "x" is not allowed'),
+    (["duration=20s", "apps[0].count=x"], "--set apps[0].count=x", 'apps[0].count: invalid type: string "x"'),
     (["iw.default=iw9"], "--set iw.default=iw9", 'iw.default = "iw9" is not allowed; expected a defined policy'),
     (["topology.bottleneck.rate=-1Mbps"], "--set topology.bottleneck.rate=-1Mbps", '"-1Mbps" is negative'),
 ])
@@ -218,9 +223,9 @@ def test_relative_cdf_files_are_found_next_to_the_scenario(tmp_path, monkeypatch
 
 
 def test_the_json_schema_documents_the_format():
-    schema = ScenarioModel.model_json_schema()
+    schema = json.loads(iwlab._core.schema())
     assert {"name", "duration", "topology", "apps"} <= set(schema["properties"])
-    assert "WebApp" in schema["$defs"] and "description" in schema["$defs"]["Tcp"]["properties"]["cc"]
+    assert "App" in schema["$defs"] and "description" in schema["$defs"]["TcpSpec"]["properties"]["cc"]
 
 
 @pytest.mark.parametrize("module", [iwlab.scenario, iwlab.overrides])
@@ -249,7 +254,7 @@ def test_the_profile_and_its_fields_pass_the_models_and_the_core():
         load("congested-links", sets=["tcp.prr=fast"])
 
 
-# --- arrivals and mixes: the pydantic mirror accepts and rejects what the core does -------------
+# --- arrivals and mixes: the core decides; the generated models take what it accepts ---------
 
 TESTBED = {"mix": [{"response": "9seg", "server_iw": "iw3"}, {"response": "9seg", "server_iw": "iw10"},
                    {"response": "21seg", "server_iw": "iw3"}, {"response": "21seg", "server_iw": "iw10"}],
@@ -298,21 +303,18 @@ ARRIVAL_CASES = [
 
 
 @pytest.mark.parametrize("fields, ok", [c[1:] for c in ARRIVAL_CASES], ids=[c[0] for c in ARRIVAL_CASES])
-def test_the_models_and_the_core_agree_on_arrivals_and_mixes(tmp_path, fields, ok):
+def test_the_core_decides_arrivals_and_mixes_and_the_models_follow(tmp_path, fields, ok):
     from iwlab import _core
 
     data = short_flows(tmp_path, **fields)
-    try:
-        ScenarioModel.model_validate(data)
-        model_ok = True
-    except Exception:  # noqa: BLE001 - pydantic's ValidationError
-        model_ok = False
     try:
         _core.normalize(json.dumps(data), "json")
         core_ok = True
     except _core.ScenarioError:
         core_ok = False
-    assert (model_ok, core_ok) == (ok, ok)
+    assert core_ok == ok
+    if ok:  # what the core accepts, the generated models take too
+        ScenarioModel.model_validate(data)
 
 
 def test_a_mixed_closed_loop_app_runs_and_its_flows_split_per_size_and_iw(tmp_path):

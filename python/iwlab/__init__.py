@@ -26,7 +26,7 @@ _LAZY = {
     "core_version": "iwlab._core", "engine_id": "iwlab._core",
     "Result": "iwlab.api", "run": "iwlab.api",
     "Scenario": "iwlab.scenario_io", "ScenarioError": "iwlab.scenario_io", "load": "iwlab.scenario_io",
-    "presets": "iwlab.scenario_io", "ScenarioModel": "iwlab.scenario",
+    "presets": "iwlab.scenario_io", "ScenarioModel": "iwlab.scenario_model",
     "sweep": "iwlab.sweep", "sweep_records": "iwlab.sweep",
 }
 # Callable packages: `iwlab.advise(...)` recommends an IW (the package imports its parts lazily).

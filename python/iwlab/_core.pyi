@@ -79,6 +79,16 @@ def normalize_path(path: str) -> str:
 def to_toml(text: str, format: Format = "json") -> str:
     """Canonical TOML of a scenario given as TOML or JSON."""
 
+def schema(which: Literal["scenario", "policy-file"] = "scenario") -> str:
+    """The JSON Schema of scenario files or policy files, derived from the core's serde
+    structs (doc comments as descriptions)."""
+
+def tcp_profile_names() -> list[str]:
+    """Names of the TCP profiles (`tcp.profile`)."""
+
+def tcp_profile_toml(name: str) -> str:
+    """The `[tcp]` table of a TCP profile, as TOML text."""
+
 def run(
     text: str,
     format: Format = "json",

@@ -1,5 +1,4 @@
-"""The error of a rejected scenario, below both the loader (`scenario_io`) and the pydantic
-models (`scenario_model`), which raise it."""
+"""The error of a rejected scenario, below the loader (`scenario_io`), which raises it."""
 
 from __future__ import annotations
 

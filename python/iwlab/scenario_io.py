@@ -1,8 +1,9 @@
-"""Scenarios without the pydantic models: `ScenarioError`, `Scenario`, `load`, the presets.
+"""Scenarios: `ScenarioError`, `Scenario`, `load`, the presets.
 
-Everything a run needs goes through the Rust normaliser (`iwlab._core`); the pydantic models of
-`iwlab.scenario` (0.2 s to import) load only when a method needs them (`Scenario.model`,
-`from_data`, `with_sets`). `iwlab.scenario` re-exports all of this module.
+Every scenario is validated once, by the Rust core (`iwlab._core.normalize`): this module only
+forwards its errors. The pydantic models generated from the core's schema
+(`iwlab.scenario_model`) load only for `Scenario.model`. `iwlab.scenario` re-exports all of this
+module.
 
 >>> sc = load("rfc2415")
 >>> sc.name, sc.data["topology"]["bottleneck"]["rate"]
@@ -98,16 +99,8 @@ class Scenario:
 
     @classmethod
     def from_data(cls, data: Mapping[str, Any], source: str = "<memory>") -> Scenario:
-        """Validates plain data (as `json.loads` of a scenario gives): structure first with
-        the pydantic models, then everything with the core."""
-        from pydantic import ValidationError
-
-        from iwlab.scenario_model import ScenarioModel, _from_validation
-
-        try:
-            ScenarioModel.model_validate(data)
-        except ValidationError as e:
-            raise _from_validation(e, source) from None
+        """Validates plain data (as `json.loads` of a scenario gives) with the core; errors name
+        the field path, the value and what is allowed."""
         try:
             text = json.dumps(data, allow_nan=False)
         except (TypeError, ValueError) as e:
@@ -136,32 +129,41 @@ class Scenario:
 
     def with_sets(self, items: Iterable[str]) -> Scenario:
         """A copy with `PATH=VALUE` overrides applied, the values read as TOML literals (or as
-        bare strings: `topology.bottleneck.rate=2Mbps`). Errors name the `--set` at fault."""
+        bare strings: `topology.bottleneck.rate=2Mbps`). A number the field does not take as
+        a number is taken as its text (`apps[0].http=1.1` gives "1.1", `name=2024` gives
+        "2024"). Errors name the `--set` at fault."""
         items = list(items)
         if not items:
             return self
         from iwlab import overrides as ov
-        from iwlab.scenario_model import ScenarioModel
 
         parsed: dict[str, Any] = {}
+        texts: dict[str, str] = {}
         by_path: dict[str, str] = {}
         data = copy.deepcopy(self.data)
         for item in items:
             try:
                 path, text = ov.split_set(item)
-                ann = ov.annotation_at(ScenarioModel, data, ov.parse_path(path))
-                parsed[path] = ov.coerce(ann, ov.literal(text), text)
-                by_path[path] = item
+                parsed[path], texts[path], by_path[path] = ov.literal(text), text, item
                 ov.set_path(data, path, parsed[path])
             except ov.PathError as e:
                 raise ScenarioError(e.message, e.path, None, None, "--set" if e.path == item else f"--set {item}") from None
-        try:
-            return self.with_overrides(parsed)
-        except ScenarioError as e:
-            culprit = _culprit(e.path, by_path)
-            if culprit is not None:
-                e.source = f"--set {culprit}"
-            raise
+        while True:
+            try:
+                return self.with_overrides(parsed)
+            except ScenarioError as e:
+                value = parsed.get(e.path)
+                if _is_number(value) and e.message.startswith(f"{e.path}: invalid type"):
+                    parsed[e.path] = texts[e.path]  # the core wants text there: at most once per path
+                    continue
+                culprit = _culprit(e.path, by_path)
+                if culprit is not None:
+                    e.source = f"--set {culprit}"
+                raise
+
+
+def _is_number(v: Any) -> bool:
+    return isinstance(v, (int, float)) and not isinstance(v, bool)
 
 
 def _culprit(path: str, by_path: dict[str, str]) -> str | None:

@@ -1,585 +1,1859 @@
-"""The pydantic mirror of the scenario format (docs/scenario-format.md): `ScenarioModel` and
-its parts, for editors and IDEs (`ScenarioModel.model_json_schema()`, `iwlab schema`), for
-building scenarios in Python and for early structural checks before the core checks units,
-ranges and references. `iwlab.scenario` re-exports all of it beside the loader."""
+"""The pydantic models of the scenario format, GENERATED from the core's JSON Schema by
+scripts/scenario_codegen.py (datamodel-code-generator): do not edit; change the serde structs
+of crates/iwlab-core/src/scenario and rerun the script. `ScenarioModel` is a whole scenario file;
+validation is the core's (`iwlab.scenario.Scenario.from_data`), these give typed access
+(`Scenario.model`) and let Python build scenarios."""
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Literal, Optional, Union
+from typing import Annotated, Literal
 
-from pydantic import BaseModel, ConfigDict, Discriminator, Field, Tag, ValidationError, model_validator
-
-from iwlab import overrides as ov
-from iwlab.scenario_error import ScenarioError
-
-__all__ = ["ScenarioModel", "PROFILES"]
+from iwlab.scenario_base import ScenarioBase
+from pydantic import ConfigDict, Field, RootModel
 
 
-def _from_validation(e: ValidationError, source: str | None) -> ScenarioError:
-    path, message = ov.describe_errors(ScenarioModel, e)
-    return ScenarioError(message, path, None, None, source)
+class ReplayArrivals(ScenarioBase):
+    """
+    Flows at the start times of a CSV file (columns `start` in seconds from the run's
+    start, `response` in bytes, optional `server_iw` and `request`); `file` is relative
+    to the scenario file.
+    """
+
+    model_config = ConfigDict(
+        extra="forbid",
+    )
+    file: str
+    kind: Literal["replay"] = "replay"
 
 
-# --- the pydantic mirror of the format -----------------------------------------------------
-
-U32 = 2**32 - 1
-
-
-class _Model(BaseModel):
-    model_config = ConfigDict(extra="forbid", strict=True)
-
-
-def _text_or_number(v: Any) -> str:
-    return "text" if isinstance(v, str) else "number"
-
-
-_NonNeg = Union[Annotated[int, Field(ge=0)], Annotated[float, Field(ge=0)]]
-# A quantity: a string with a unit ("1.5Mbps", "50ms", "1460B", "11seg", "25pkt", "60%") or a bare
-# number >= 0 in the base unit. The core parses units; these only check the shape.
-Quantity = Annotated[Union[Annotated[str, Tag("text")], Annotated[_NonNeg, Tag("number")]],
-                     Discriminator(_text_or_number)]
-Rate = Quantity        # bits/s: "10Mbps", "1.5Mbps", "56kbps"; a bare number is bits/s
-Duration = Quantity    # "50ms", "2s", "1min"; a bare number is seconds
-Bytes = Quantity       # "1460B", "1MB" (10^6), "64KiB"; a bare number is bytes
-Size = Quantity        # bytes, or "11seg" segments of the endpoint's MSS
-QueueLimit = Quantity  # "25pkt" or bytes ("64kB"); a bare number is packets
-RateOrShare = Quantity  # "600kbps", or "60%" of the bottleneck
-Count = Annotated[int, Field(ge=0, le=U32)]
+class Bytes1(RootModel[str]):
+    root: Annotated[
+        str,
+        Field(
+            pattern="^\\s*\\+?([0-9]+\\.?[0-9]*|\\.[0-9]+)([eE][+-]?[0-9]+)?\\s*(B|byte|bytes|kB|KB|MB|GB|KiB|MiB|GiB)?\\s*$"
+        ),
+    ]
+    """
+    A size such as "1MB" (B, kB, MB, GB (SI: 10^3) or KiB, MiB, GiB (2^10)); a bare number is bytes.
+    """
 
 
-class _Dist(_Model):
-    unit: Optional[str] = Field(None, description="Unit of the parameters, min and cap ('Mbps', 'ms', 'kB'); "
-                                                  "default: the field's base unit (bits/s, seconds, bytes)")
-    min: Optional[float] = Field(None, description="Draws below are raised to it (same unit)")
-    cap: Optional[float] = Field(None, description="Draws above are lowered to it (same unit)")
+class Bytes2(RootModel[float]):
+    root: Annotated[float, Field(ge=0.0)]
+    """
+    A size such as "1MB" (B, kB, MB, GB (SI: 10^3) or KiB, MiB, GiB (2^10)); a bare number is bytes.
+    """
 
 
-class Constant(_Dist):
+class CubicSpec(ScenarioBase):
+    """
+    CUBIC parameters (RFC 9438); absent ones take [`crate::tcp::cc::CubicConfig::default`].
+    """
+
+    model_config = ConfigDict(
+        extra="forbid",
+    )
+    arithmetic: str | None = None
+    """
+    How the curve is computed: "rfc9438" (real numbers, default) or "linux" (tcp_cubic.c's
+    integer arithmetic).
+    """
+    beta: float | None = None
+    """
+    β_cubic, 0 < β < 1 (default 0.7).
+    """
+    c: float | None = None
+    """
+    C, segments/s³, > 0 (default 0.4).
+    """
+    fast_convergence: bool | None = None
+    """
+    Fast convergence (default true).
+    """
+    reno_friendly: bool | None = None
+    """
+    Reno-friendly region (default true).
+    """
+    ssthresh_from: str | None = None
+    """
+    What β multiplies at a congestion event: "flight-size" (RFC 9438, default) or "cwnd".
+    """
+
+
+class Constant(ScenarioBase):
+    """
+    Always `value`.
+    """
+
+    model_config = ConfigDict(
+        extra="forbid",
+    )
+    cap: float | None = None
     kind: Literal["constant"] = "constant"
+    min: float | None = None
+    unit: str | None = None
     value: float
 
 
-class Uniform(_Dist):
-    """Uniform on [lo, hi], hi >= lo >= 0."""
+class Uniform(ScenarioBase):
+    """
+    Uniform on [`lo`, `hi`] (`hi` ≥ `lo` ≥ 0).
+    """
+
+    model_config = ConfigDict(
+        extra="forbid",
+    )
+    cap: float | None = None
+    hi: float
     kind: Literal["uniform"] = "uniform"
     lo: float
-    hi: float
+    min: float | None = None
+    unit: str | None = None
 
 
-class Exponential(_Dist):
+class Exponential(ScenarioBase):
+    """
+    Exponential with mean `mean` (> 0).
+    """
+
+    model_config = ConfigDict(
+        extra="forbid",
+    )
+    cap: float | None = None
     kind: Literal["exponential"] = "exponential"
-    mean: float = Field(description="> 0")
+    mean: float
+    min: float | None = None
+    unit: str | None = None
 
 
-class Pareto(_Dist):
-    """Pareto type I: P(X > x) = (scale/x)^shape, x >= scale."""
+class Pareto(ScenarioBase):
+    """
+    Pareto type I: P(X > x) = (scale/x)^shape, x ≥ scale (shape, scale > 0).
+    """
+
+    model_config = ConfigDict(
+        extra="forbid",
+    )
+    cap: float | None = None
     kind: Literal["pareto"] = "pareto"
-    shape: float
+    min: float | None = None
     scale: float
+    shape: float
+    unit: str | None = None
 
 
-class Lomax(_Dist):
-    """Pareto type II: P(X > x) = (1 + x/scale)^-shape."""
+class Lomax(ScenarioBase):
+    """
+    Pareto type II (Lomax): P(X > x) = (1 + x/scale)^−shape, x ≥ 0.
+    """
+
+    model_config = ConfigDict(
+        extra="forbid",
+    )
+    cap: float | None = None
     kind: Literal["lomax"] = "lomax"
-    shape: float
+    min: float | None = None
     scale: float
+    shape: float
+    unit: str | None = None
 
 
-class Lognormal(_Dist):
-    """Exactly one pair: mu and sigma (ln X ~ Normal(mu, sigma)), or mean and median (mean > median > 0)."""
+class Lognormal(ScenarioBase):
+    """
+    Lognormal, given either by `mu` and `sigma` (ln X ~ Normal(mu, sigma)) or by `mean`
+    and `median` (mean > median > 0); exactly one of the two pairs.
+    """
+
+    model_config = ConfigDict(
+        extra="forbid",
+    )
+    cap: float | None = None
     kind: Literal["lognormal"] = "lognormal"
-    mu: Optional[float] = None
-    sigma: Optional[float] = None
-    mean: Optional[float] = None
-    median: Optional[float] = None
+    mean: float | None = None
+    median: float | None = None
+    min: float | None = None
+    mu: float | None = None
+    sigma: float | None = None
+    unit: str | None = None
 
 
-class Weibull(_Dist):
+class Weibull(ScenarioBase):
+    """
+    Weibull: P(X > x) = exp(−(x/scale)^shape).
+    """
+
+    model_config = ConfigDict(
+        extra="forbid",
+    )
+    cap: float | None = None
     kind: Literal["weibull"] = "weibull"
-    shape: float
+    min: float | None = None
     scale: float
+    shape: float
+    unit: str | None = None
 
 
-class Empirical(_Dist):
-    """A piecewise-linear CDF from exactly one of points, csv, file, builtin."""
+class Point(RootModel[list[float]]):
+    root: Annotated[list[float], Field(max_length=2, min_length=2)]
+
+
+class Empirical(ScenarioBase):
+    """
+    Piecewise-linear empirical CDF from exactly one source: `points` (`[[value, cdf], …]`,
+    values strictly increasing, cdf non-decreasing, ending at 1), `csv` (text,
+    `value,cdf` per line), `file` (a CSV file; relative paths are relative to the
+    scenario file) or `builtin` (`"websearch"`, `"datamining"`: flow sizes in bytes).
+    `unit` may only be used with `points`.
+    """
+
+    model_config = ConfigDict(
+        extra="forbid",
+    )
+    builtin: str | None = None
+    cap: float | None = None
+    csv: str | None = None
+    file: str | None = None
     kind: Literal["empirical"] = "empirical"
-    points: Optional[list[Annotated[list[float], Field(min_length=2, max_length=2)]]] = Field(
-        None, description="[[value, cdf], ...]: values increasing, cdf non-decreasing, ending at 1")
-    csv: Optional[str] = Field(None, description="'value,cdf' lines")
-    file: Optional[str] = Field(None, description="A CSV file, relative to the scenario file")
-    builtin: Optional[str] = Field(None, description="'websearch' or 'datamining' (flow sizes, bytes)")
+    min: float | None = None
+    points: list[Point] | None = None
+    unit: str | None = None
 
 
-Dist = Annotated[Union[Constant, Uniform, Exponential, Pareto, Lomax, Lognormal, Weibull, Empirical],
-                 Field(discriminator="kind")]
+class Duration1(RootModel[str]):
+    root: Annotated[
+        str,
+        Field(
+            pattern="^\\s*\\+?([0-9]+\\.?[0-9]*|\\.[0-9]+)([eE][+-]?[0-9]+)?\\s*(ns|us|µs|ms|s|min)?\\s*$"
+        ),
+    ]
+    """
+    A duration such as "50ms" (ns, us, ms, s, min); a bare number is seconds.
+    """
 
 
-def _fixed_or_dist(v: Any) -> str:
-    return "dist" if isinstance(v, (dict, _Dist)) else "fixed"
+class Duration2(RootModel[float]):
+    root: Annotated[float, Field(ge=0.0)]
+    """
+    A duration such as "50ms" (ns, us, ms, s, min); a bare number is seconds.
+    """
 
 
-def FixedOrDist(fixed: Any) -> Any:  # noqa: N802 - a type constructor
-    """A fixed value of type `fixed`, or a distribution table drawn from."""
-    return Annotated[Union[Annotated[fixed, Tag("fixed")], Annotated[Dist, Tag("dist")]], Discriminator(_fixed_or_dist)]
+class FixedOrDistUint321(RootModel[int]):
+    root: Annotated[int, Field(ge=0)]
+    """
+    A fixed value, or a distribution table with a `kind`, drawn from.
+    """
 
 
-class DropTail(_Model):
-    kind: Literal["drop-tail"] = "drop-tail"
-    limit: QueueLimit = Field(description='"25pkt" or bytes ("64kB"), > 0')
+class FixedIw(ScenarioBase):
+    """
+    A fixed number of segments, ≥ 1 (Linux `initcwnd N`; RFC 2415's IW 1..4).
+    """
 
-
-class Red(_Model):
-    """RED (Floyd & Jacobson 1993); absent fields take the engine defaults."""
-    kind: Literal["red"] = "red"
-    limit: Optional[QueueLimit] = Field(None, description="Hard limit (default 25pkt)")
-    min_th: Optional[float] = Field(None, ge=0, description="Average-queue threshold, packets (default 5)")
-    max_th: Optional[float] = Field(None, ge=0, description="Average-queue threshold, packets (default 15)")
-    max_p: Optional[float] = Field(None, ge=0, le=1, description="Drop probability at max_th (default 0.1)")
-    w_q: Optional[float] = Field(None, ge=0, le=1, description="EWMA weight (default 0.002)")
-    gentle: Optional[bool] = Field(None, description="Gentle RED (default true)")
-    ecn: Optional[bool] = Field(None, description="Mark ECT packets instead of dropping (default false)")
-    mean_pkt_size: Optional[Bytes] = Field(None, description="Mean packet size (default 1000B)")
-    byte_mode: Optional[bool] = Field(None, description="Byte mode (default false)")
-
-
-class Codel(_Model):
-    """CoDel (RFC 8289); absent fields take the engine defaults."""
-    kind: Literal["codel"] = "codel"
-    limit: Optional[QueueLimit] = Field(None, description="Hard limit (default 1000pkt)")
-    target: Optional[Duration] = Field(None, description="TARGET (default 5ms; < interval)")
-    interval: Optional[Duration] = Field(None, description="INTERVAL (default 100ms)")
-    ecn: Optional[bool] = Field(None, description="Mark ECT packets instead of dropping (default false)")
-    mtu: Optional[Bytes] = Field(None, description="maxpacket (default 1514B)")
-
-
-Queue = Annotated[Union[DropTail, Red, Codel], Field(discriminator="kind")]
-
-
-class RandomLoss(_Model):
-    kind: Literal["random"] = "random"
-    p: float = Field(ge=0, lt=1, description="Drop probability per packet, before the queue")
-    direction: Literal["both", "forward", "reverse"] = "both"
-
-
-class LinkOverride(_Model):
-    rate: Optional[Rate] = None
-    delay: Optional[Duration] = None
-    queue: Optional[Queue] = None
-
-
-class Bottleneck(_Model):
-    """The link between the routers; rate, delay and queue apply to both directions unless `reverse` overrides."""
-    rate: Rate = Field(description='> 0, such as "1.5Mbps"')
-    delay: Duration = Field(description='One-way propagation delay, such as "50ms"')
-    queue: Queue
-    reverse: Optional[LinkOverride] = Field(None, description="Overrides for R -> L")
-    loss: Optional[RandomLoss] = None
-
-
-class AccessOverride(_Model):
-    rate: Optional[FixedOrDist(Rate)] = None
-    delay: Optional[FixedOrDist(Duration)] = None
-    queue: Optional[Queue] = None
-
-
-class Access(_Model):
-    """A host's access link; a distribution is drawn once per host from the scenario seed."""
-    rate: FixedOrDist(Rate)
-    delay: FixedOrDist(Duration)
-    queue: Queue = Field(default_factory=lambda: DropTail(limit="100pkt"))
-    up: Optional[AccessOverride] = Field(None, description="Overrides of the host -> router direction")
-
-
-class HostGroup(_Model):
-    name: str = Field(description="Unique across both sides; apps name it in clients/servers")
-    count: int = Field(ge=1, le=10_000, description="Hosts in the group (at most 10 000 in all)")
-    access: Access
-
-
-class Dumbbell(_Model):
-    """Left hosts - router L - bottleneck - router R - right hosts."""
-    kind: Literal["dumbbell"] = "dumbbell"
-    bottleneck: Bottleneck
-    left: list[HostGroup] = Field(default_factory=list)
-    right: list[HostGroup] = Field(default_factory=list)
-    jitter: Optional[Duration] = Field(
-        None, description="Per-packet jitter on every link, 0..1s (default 0): a uniform extra delay in [0, jitter) "
-                          "that never reorders; breaks the phase lock of equal-RTT flows")
-
-
-class Cubic(_Model):
-    beta: Optional[float] = Field(None, gt=0, lt=1, description="beta_cubic (default 0.7)")
-    c: Optional[float] = Field(None, gt=0, description="C, segments/s^3 (default 0.4)")
-    fast_convergence: Optional[bool] = None
-    reno_friendly: Optional[bool] = None
-    ssthresh_from: Optional[Literal["flight-size", "cwnd"]] = Field(
-        None, description="what beta multiplies at a congestion event: flight-size (RFC 9438, default) or cwnd (Linux, ns-3)")
-    arithmetic: Optional[Literal["rfc9438", "linux"]] = Field(
-        None, description="how the curve is computed: rfc9438 (real numbers, default) or linux (tcp_cubic.c's integers)")
-
-
-class DelayedAck(_Model):
-    segments: int = Field(2, ge=1, le=U32)
-    timeout: Duration = "200ms"
-
-
-def _bool_or_other(v: Any) -> str:
-    return "bool" if isinstance(v, bool) else "other"
-
-
-def _switch(value: Any) -> Any:
-    """`false`, or a value."""
-    return Annotated[Union[Annotated[Literal[False], Tag("bool")], Annotated[value, Tag("other")]],
-                     Discriminator(_bool_or_other)]
-
-
-def _flag_or(names: Any) -> Any:
-    """`true`, `false` or a variant name."""
-    return Annotated[Union[Annotated[bool, Tag("bool")], Annotated[names, Tag("other")]],
-                     Discriminator(_bool_or_other)]
-
-
-class Tcp(_Model):
-    """TCP options; absent ones take the engine defaults. An app's `tcp` overrides the scenario's field by field."""
-    profile: Optional[Literal["linux"]] = Field(
-        None, description="Named defaults under the explicit fields: 'linux' = Linux 6.x (see PROFILES)")
-    mss: Optional[Bytes] = Field(None, description="Payload bytes per segment, 1..65000 (default 1460)")
-    cc: Optional[str] = Field(None, description="'reno', 'newreno' or 'cubic' (default 'reno')")
-    cubic: Optional[Cubic] = Field(None, description="Only with cc = 'cubic'")
-    recovery: Optional[str] = Field(None, description="'reno', 'newreno', 'sack' or 'rack' (RFC 8985; sack and rack "
-                                    "need sack) (default 'newreno')")
-    tlp: Optional[bool] = Field(None, description="RFC 8985 tail loss probe, needs sack (default: on with rack)")
-    sack: Optional[bool] = None
-    timestamps: Optional[bool] = None
-    delayed_ack: Optional[Annotated[Union[Annotated[bool, Tag("bool")], Annotated[DelayedAck, Tag("other")]],
-                                    Discriminator(_bool_or_other)]] = Field(
-        None, description="false, true (2 segments, 200ms) or { segments, timeout }")
-    rcv_wnd: Optional[Size] = Field(None, description="Largest advertised window, >= 1 MSS (default 1GiB)")
-    initial_rcv_wnd: Optional[_switch(Size)] = Field(None, description="A size, or false (default false)")
-    initial_rto: Optional[Duration] = Field(None, description="> 0 (default 1s)")
-    min_rto: Optional[Duration] = Field(None, description="<= max_rto (default 1s)")
-    max_rto: Optional[Duration] = Field(None, description="(default 60s)")
-    granularity: Optional[Duration] = Field(None, description="Clock granularity G; 0 = exact (default 0)")
-    dupthresh: Optional[int] = Field(None, ge=1, le=U32, description="(default 3)")
-    limited_transmit: Optional[bool] = None
-    abc_l: Optional[Count] = Field(None, description="RFC 3465 L, segments; 0 = no ABC (default 0)")
-    syn_loss: Optional[Literal["reduce-to-one", "rfc6928"]] = None
-    restart_after_idle: Optional[bool] = None
-    ecn: Optional[bool] = None
-    initial_ssthresh: Optional[_switch(Size)] = Field(None, description="A size, or false = arbitrarily high")
-    syn_retries: Optional[Count] = None
-    pacing: Optional[bool] = Field(None, description="Pace departures at ratio x cwnd/SRTT, as Linux (default false)")
-    pacing_ss_ratio: Optional[int] = Field(None, ge=1, le=10000, description="Percent while cwnd < ssthresh/2 (default 200)")
-    pacing_ca_ratio: Optional[int] = Field(None, ge=1, le=10000, description="Percent otherwise (default 120)")
-    paced_iw: Optional[bool] = Field(None, description="Spread the initial window over the handshake RTT (default false)")
-    pacer: Optional[Literal["exact", "linux"]] = Field(
-        None, description="'exact' (every departure paced; default) or 'linux' (the first 10 data segments unpaced, "
-                          "a late departure forgiven up to half a gap)")
-    prr: Optional[_flag_or(Literal["crb", "ssrb", "linux"])] = Field(
-        None, description="RFC 6937 PRR in SACK or RACK recovery: true (= 'ssrb'), 'crb', 'ssrb', 'linux' or false (default)")
-    hystart: Optional[_flag_or(Literal["rfc9406", "hystart++", "linux"])] = Field(
-        None, description="Slow-start exit on RTT rise: true (= 'rfc9406', HyStart++), 'linux' or false (default)")
-    quickack: Optional[Count] = Field(None, description="Linux quick-ACK mode: first N ACKs at once; 0 = off (default)")
-    timers: Optional[Literal["rfc", "linux"]] = Field(
-        None, description="RTO and loss-probe arithmetic: 'rfc' (RFC 6298, RFC 8985; default) or 'linux' "
-                          "(RTO = SRTT + max(variance, min_rto), restarted when the head is resent; PTO = 2 SRTT + min_rto "
-                          "with one segment out)")
-    rto_ssthresh: Optional[Literal["each-expiry", "once-per-window"]] = Field(
-        None, description="'each-expiry' (RFC 5681; default) or 'once-per-window' (Linux tcp_enter_loss)")
-    cwnd_growth: Optional[Literal["every-ack", "cwnd-limited"]] = Field(
-        None, description="'every-ack' (RFC 5681; default) or 'cwnd-limited' (Linux tcp_is_cwnd_limited: "
-                          "grow only while the flow fills its window, by the segments each ACK newly delivers)")
-    idle_restart: Optional[Literal["rfc5681", "halve-per-rto"]] = Field(
-        None, description="'rfc5681' (min(IW, cwnd) after idle; default) or 'halve-per-rto' "
-                          "(Linux tcp_cwnd_restart: halve once per RTO of idle, down to min(IW, cwnd))")
-    fin: Optional[Literal["with-write", "after-write"]] = Field(
-        None, description="'with-write' (a write-and-close sends the FIN on the last data segment; default) or "
-                          "'after-write' (Linux tcp_send_fin: the write leaves first; the FIN joins the last "
-                          "segment only if it is unsent, else goes alone when cwnd has room)")
-    rto_window: Optional[Literal["from-snd-una", "packets-in-flight"]] = Field(
-        None, description="The window of the resends after an RTO: 'from-snd-una' (go-back-N within snd.una + cwnd, "
-                          "SACKed segments included; default) or 'packets-in-flight' (Linux tcp_xmit_retransmit_queue: "
-                          "resend while the packets in flight, SACKed ones not counted, are below cwnd)")
-    frto: Optional[bool] = Field(
-        None, description="F-RTO after an RTO (RFC 5682 with SACK, Linux tcp_frto = 2): undo a spurious RTO (default false)")
-    dsack: Optional[bool] = Field(
-        None, description="D-SACK (RFC 2883): report duplicate segments; use the reports to undo and adapt RACK (default false)")
-    undo: Optional[bool] = Field(
-        None, description="Undo a cwnd reduction shown spurious by D-SACKs or timestamps (Linux tcp_try_undo_*; default false)")
-
-
-# `tcp.profile` values, as crates/iwlab-core/src/scenario/profile.rs defines them (the emulator
-# reads the kernel settings from these; tests/test_scenario.py checks the two agree).
-PROFILES: dict[str, dict[str, Any]] = {
-    "linux": {
-        "mss": 1448, "cc": "cubic", "abc_l": 65535, "sack": True, "recovery": "rack", "tlp": True, "prr": "linux", "hystart": "linux",
-        "timestamps": True, "delayed_ack": {"segments": 2, "timeout": "40ms"}, "quickack": 16,
-        "initial_rto": "1s", "min_rto": "200ms", "max_rto": "120s", "limited_transmit": True,
-        "syn_loss": "rfc6928", "dupthresh": 3, "restart_after_idle": True, "syn_retries": 6,
-        "cubic": {"ssthresh_from": "cwnd", "arithmetic": "linux"}, "timers": "linux", "rto_ssthresh": "once-per-window",
-        "pacer": "linux",
-        "cwnd_growth": "cwnd-limited", "idle_restart": "halve-per-rto", "fin": "after-write",
-        "rto_window": "packets-in-flight",
-        "frto": True, "dsack": True, "undo": True,
-    },
-}
-
-
-class FixedIw(_Model):
+    model_config = ConfigDict(
+        extra="forbid",
+    )
     kind: Literal["fixed"] = "fixed"
-    segments: int = Field(ge=1, le=U32)
+    segments: Annotated[int, Field(ge=0)]
 
 
-class Rfc3390Iw(_Model):
-    """min(4*MSS, max(2*MSS, 4380)) bytes."""
+class Rfc3390Iw(ScenarioBase):
+    """
+    RFC 3390: min(4·MSS, max(2·MSS, 4380)) bytes.
+    """
+
+    model_config = ConfigDict(
+        extra="forbid",
+    )
     kind: Literal["rfc3390"] = "rfc3390"
 
 
-class Rfc6928Iw(_Model):
-    """min(10*MSS, max(2*MSS, 14600)) bytes."""
+class Rfc6928Iw(ScenarioBase):
+    """
+    RFC 6928: min(10·MSS, max(2·MSS, 14600)) bytes.
+    """
+
+    model_config = ConfigDict(
+        extra="forbid",
+    )
     kind: Literal["rfc6928"] = "rfc6928"
 
 
-class Rfc6928FallbackIw(_Model):
-    """RFC 6928 with a per-destination loss cache on the sending host."""
-    kind: Literal["rfc6928-fallback"] = "rfc6928-fallback"
-    expiry: Duration = "3600s"
-    max_entries: Optional[int] = Field(None, ge=1, le=U32, description="Destinations held (default 16384); "
-                                       "a full cache drops expired entries, then the one expiring soonest")
-
-
-class SizeBasedIw(_Model):
-    """IW(s) = V if s <= theta, else floor((theta/s)*V + (1 - theta/s)*MinIW) segments."""
-    kind: Literal["size-based"] = "size-based"
-    theta: Bytes = "200kB"
-    v: int = Field(10, ge=1, le=U32)
-    min_iw: int = Field(4, ge=1, le=U32)
-
-
-class AimdIw(_Model):
-    """Per-destination AIMD on the IW (segments): + step after raise_after consecutive clean
-    connections, halved on loss in the IW after > 4 KB (RFC 6928 §4), within [min, max].
-    1 <= min <= initial <= max (checked by the core)."""
-    kind: Literal["aimd"] = "aimd"
-    initial: int = Field(10, ge=1, le=U32)
-    min: int = Field(3, ge=1, le=U32)
-    max: int = Field(40, ge=1, le=U32)
-    step: int = Field(1, ge=1, le=U32)
-    raise_after: int = Field(8, ge=1, le=U32, description="Consecutive clean connections per raise")
-
-
-class LearnedIw(_Model):
-    """Per-destination IW learned from the last `samples` connections' min(cwnd at close, bytes
-    acked): their `percentile` (nearest rank) over the MSS, in [min, max] segments.
-    1 <= min <= initial <= max (checked by the core)."""
-    kind: Literal["learned"] = "learned"
-    initial: int = Field(10, ge=1, le=U32)
-    min: int = Field(3, ge=1, le=U32)
-    max: int = Field(40, ge=1, le=U32)
-    samples: int = Field(8, ge=1, le=U32)
-    percentile: int = Field(50, ge=1, le=100)
-
-
-IwPolicy = Annotated[Union[FixedIw, Rfc3390Iw, Rfc6928Iw, Rfc6928FallbackIw, SizeBasedIw, AimdIw, LearnedIw],
-                     Field(discriminator="kind")]
-
-
-class IwRoute(_Model):
-    """A destination route (policy files; `iwlab run --policy`): hosts whose address (the
-    emulator's, 198.18.0.0 + 4g + 2) the prefix covers get the route's policy."""
-    prefix: str = Field(description='IPv4/IPv6 CIDR with host bits zero, or "default"')
-    policy: str
-    initrwnd: Optional[int] = Field(None, ge=1, le=U32, description="Deployment only; ignored by the simulator")
-    congctl: Optional[str] = Field(None, description="Deployment only; ignored by the simulator")
-
-
-class IwSection(_Model):
-    default: Optional[str] = Field(None, description="Policy of apps that name none")
-    policies: dict[str, IwPolicy] = Field(default_factory=dict)
-    routes: Optional[list[IwRoute]] = None
-
-
-class _App(_Model):
-    name: Optional[str] = Field(None, description='Label in records (default "<kind>-<index>")')
-    clients: str = Field(description="Host group of the clients")
-    servers: str = Field(description="Host group of the servers")
-    count: int = Field(1, ge=1, le=100_000, description="Instances (poisson-flows: client/server pairs)")
-    mapping: Literal["modulo", "distinct"] = "modulo"
-    offset: Count = 0
-    start: FixedOrDist(Duration) = Field("0s", description="Start of each instance, drawn per instance")
-    server_iw: Optional[str] = Field(None, description="IW policy of the servers (default iw.default)")
-    client_iw: Optional[str] = Field(None, description="IW policy of the clients (default iw.default)")
-    tcp: Optional[Tcp] = None
-
-
-class FtpApp(_App):
-    """Repeated transfers on new connections."""
-    kind: Literal["ftp"] = "ftp"
-    size: Size = "1MB"
-    request: Size = "250B"
-    gap: Optional[FixedOrDist(Duration)] = Field(None, description="Pause between transfers; absent = back to back")
-    transfers: Optional[int] = Field(None, ge=1, le=U32, description="Absent = until the end")
-
-
-class BulkApp(_App):
-    """One connection that never runs dry."""
-    kind: Literal["bulk"] = "bulk"
-    upload: bool = False
-
-
-def _pareto_object() -> Pareto:
-    return Pareto(shape=1.2, scale=1122.46, cap=1e6)
-
-
-class WebApp(_App):
-    """An HTTP client: pages of a primary and embedded objects, then a think time."""
-    kind: Literal["web"] = "web"
-    http: Literal["1.0", "1.1"] = "1.0"
-    request: Size = "250B"
-    primary: FixedOrDist(Bytes) = Field(default_factory=_pareto_object)
-    embedded: FixedOrDist(Bytes) = Field(default_factory=_pareto_object)
-    embedded_count: FixedOrDist(Count) = 3
-    think: FixedOrDist(Duration) = Field(default_factory=lambda: Uniform(lo=1.0, hi=5.0))
-    pages: Optional[int] = Field(None, ge=1, le=U32, description="Absent = until the end")
-
-
-class Periodic(_Model):
-    """One flow every `period`, the first at the instance's start."""
-    kind: Literal["periodic"] = "periodic"
-    period: Duration
-
-
-# A share of the bottleneck: "10%" (bare numbers are refused: 10 and 0.1 would be confused).
-Share = Annotated[str, Field(pattern=r"^\s*\+?[0-9.eE+-]+\s*%\s*$")]
-
-
-def _exactly_one(model: BaseModel, a: str, b: str, what: str) -> None:
-    if (getattr(model, a) is None) == (getattr(model, b) is None):
-        raise ValueError(f"give exactly one of `{a}` and `{b}` ({what})")
-
-
-class PoissonArrivals(_Model):
-    """A Poisson process: `rate` flows/s, or `load` a share of the bottleneck; exactly one."""
-    kind: Literal["poisson"] = "poisson"
-    rate: Optional[float] = Field(None, gt=0, description="Flows per second (per instance)")
-    load: Optional[Share] = Field(None, description='Share of the bottleneck such as "10%": rate = load x '
-                                                     "bottleneck rate / (8 x mean response bytes of the mix)")
-
-    @model_validator(mode="after")
-    def _one_rate(self) -> PoissonArrivals:
-        _exactly_one(self, "rate", "load", "flows per second, or a share of the bottleneck")
-        return self
-
-
-class BurstArrivals(_Model):
-    """`flows` flows at once, the next burst `gap` after this burst's start."""
-    kind: Literal["bursts"] = "bursts"
-    flows: int = Field(ge=1, le=U32, description="Flows per burst")
-    gap: FixedOrDist(Duration) = Field(description="From a burst's start to the next (exponential: Poisson bursts)")
-
-
-class ClosedLoopArrivals(_Model):
-    """One flow at a time: the next starts `think` after the previous one completed."""
-    kind: Literal["closed-loop"] = "closed-loop"
-    think: FixedOrDist(Duration) = Field(description="Pause after each completed flow")
-
-
-class ReplayArrivals(_Model):
-    """Flows at recorded start times: a CSV with `start` (s from the run's start), `response` (bytes),
-    optional `server_iw` and `request`; relative to the scenario file."""
-    kind: Literal["replay"] = "replay"
-    file: str
-
-
-Arrivals = Annotated[Union[Periodic, PoissonArrivals, BurstArrivals, ClosedLoopArrivals, ReplayArrivals],
-                     Field(discriminator="kind")]
-
-
-class MixEntry(_Model):
-    """One (response size, server IW) combination."""
-    response: Size = Field(description='Such as "9seg"')
-    server_iw: Optional[str] = Field(None, description="IW policy of the server (default: the app's server_iw)")
-
-
-class Quic(_Model):
-    """QUIC stack settings (`[quic]`, or an app's `quic` overriding it field by field)."""
-    profile: Optional[Literal["quinn", "rfc9002"]] = Field(
-        None, description='Named stack defaults: "quinn" (CUBIC) or "rfc9002" (NewReno); default "quinn"')
-    initial_window: Optional[Quantity] = Field(
-        None, description='Bytes ("14720", "12kB") or datagrams ("10pkt"); default RFC 9002 §7.2')
-    max_datagram_size: Optional[int] = Field(None, ge=1200, le=65527, description="UDP payload bytes (default 1200)")
-    certificate_chain: Optional[Bytes] = Field(None, description='DER bytes of the server chain (default "4kB")')
-    cc: Optional[Literal["reno", "newreno", "cubic", "bbr"]] = None
-    pacing: Optional[Literal[True]] = Field(None, description="quinn-proto always paces: only true")
-
-
-class ShortFlowsApp(_App):
-    """Request/response flows, each on a new connection, started by `arrivals`; exactly one of `response`
-    and `mix` (neither with replayed arrivals)."""
-    kind: Literal["short-flows"] = "short-flows"
-    request: Size = "100B"
-    response: Optional[Size] = Field(None, description='Such as "10seg"')
-    mix: Optional[list[MixEntry]] = Field(None, min_length=1, description="(response, server_iw) combinations")
-    mix_order: Optional[Literal["permuted-blocks", "cyclic", "random"]] = Field(
-        None, description='Only with mix; default "permuted-blocks" (every combination once per block)')
-    arrivals: Arrivals
-    flows: Optional[int] = Field(None, ge=1, le=U32)
-    transport: Optional[Literal["tcp", "quic"]] = Field(None, description='"tcp" (default) or "quic" (quinn-proto)')
-    quic: Optional[Quic] = Field(None, description="Overrides of [quic] (with transport = \"quic\")")
-
-    @model_validator(mode="after")
-    def _sizes(self) -> ShortFlowsApp:
-        if self.arrivals.kind == "replay":
-            if self.response is not None or self.mix is not None:
-                raise ValueError("`response` and `mix` are not allowed with replayed arrivals (the file has them)")
-        else:
-            _exactly_one(self, "response", "mix", "one size, or several (response, server_iw) combinations")
-        if self.mix_order is not None and self.mix is None:
-            raise ValueError("`mix_order` is only allowed with `mix`")
-        return self
-
-
-class PoissonFlowsApp(_App):
-    """Poisson flow arrivals over `count` client/server pairs; exactly one of rate and load."""
-    kind: Literal["poisson-flows"] = "poisson-flows"
-    size: FixedOrDist(Bytes)
-    rate: Optional[float] = Field(None, gt=0, description="Flows per second")
-    load: Optional[float] = Field(None, gt=0, le=1, description="Fraction of the bottleneck")
-    request: Size = "100B"
-    flows: Optional[int] = Field(None, ge=1, le=U32)
-
-
-class UdpApp(_App):
-    """UDP background from the server host to the client host."""
-    kind: Literal["udp"] = "udp"
-    rate: RateOrShare = Field(description='Wire rate ("600kbps") or a share of the bottleneck ("60%")')
-    payload: Bytes = "1000B"
-    poisson: bool = False
-    stop: Optional[Duration] = None
-
-
-App = Annotated[Union[FtpApp, BulkApp, WebApp, ShortFlowsApp, PoissonFlowsApp, UdpApp], Field(discriminator="kind")]
-
-
-class ScenarioModel(_Model):
-    """A whole scenario file (docs/scenario-format.md).
-
-    >>> m = ScenarioModel.model_validate(load("rfc2415").data)
-    >>> m.apps[0].kind, m.topology.bottleneck.rate
-    ('web', '1.5Mbps')
+class Rfc6928FallbackIw(ScenarioBase):
     """
-    name: str = Field(min_length=1)
-    description: Optional[str] = None
-    seed: int = Field(1, ge=0, le=2**63 - 1)
-    duration: Duration = Field(description="> 0; the run stops at this instant")
-    warmup: Duration = Field("0s", description="< duration; records before it are warm-up")
-    sample_interval: Optional[Duration] = Field(None, description="Bottleneck queue sampling period")
-    topology: Dumbbell
-    tcp: Optional[Tcp] = None
-    iw: Optional[IwSection] = None
-    quic: Optional[Quic] = None
-    apps: list[App] = Field(default_factory=list)
+    RFC 6928 with a per-destination cache of loss evidence on the sending host: cached
+    destinations get the RFC 3390 IW until `expiry` (> 0) has passed [3600 s, Linux's
+    tcp_metrics lifetime].
+    """
 
-    def to_data(self) -> dict[str, Any]:
-        """The scenario as plain data (what the core reads)."""
-        return self.model_dump(mode="json", exclude_none=True)
+    model_config = ConfigDict(
+        extra="forbid",
+    )
+    expiry: Annotated[Duration1 | Duration2 | None, Field(validate_default=True)] = (
+        "3600s"
+    )
+    """
+    A duration such as "50ms" (ns, us, ms, s, min); a bare number is seconds.
+    """
+    kind: Literal["rfc6928-fallback"] = "rfc6928-fallback"
+    max_entries: Annotated[int | None, Field(ge=0)] = None
+    """
+    Destinations the cache holds, ≥ 1 [16 384]; a full cache drops expired entries,
+    then the one expiring soonest.
+    """
+
+
+class SizeBasedIw(ScenarioBase):
+    """
+    IW(s) = V if s ≤ θ, else ⌊(θ/s)·V + (1 − θ/s)·MinIW⌋ segments (You et al.; Barik &
+    Divakaran), s = the size the application declares for the connection.
+    """
+
+    model_config = ConfigDict(
+        extra="forbid",
+    )
+    kind: Literal["size-based"] = "size-based"
+    min_iw: Annotated[int | None, Field(ge=0)] = 4
+    """
+    MinIW, segments, ≥ 1 (default 4).
+    """
+    theta: Annotated[Bytes1 | Bytes2 | None, Field(validate_default=True)] = "200kB"
+    """
+    θ, bytes, > 0 (default 200 kB = 200 000 B).
+    """
+    v: Annotated[int | None, Field(ge=0)] = 10
+    """
+    V, segments, ≥ 1 (default 10).
+    """
+
+
+class AimdIw(ScenarioBase):
+    """
+    Per-destination AIMD on the IW (segments; tcp/iw/aimd.rs): starts at `initial`,
+    + `step` after `raise_after` consecutive clean connections, halved on RFC 6928 §4
+    evidence (loss in the IW after > 4 KB), within [`min`, `max`].
+    1 ≤ min ≤ initial ≤ max; step, raise_after ≥ 1 [10, 3, 40, 1, 8].
+    """
+
+    model_config = ConfigDict(
+        extra="forbid",
+    )
+    initial: Annotated[int | None, Field(ge=0)] = 10
+    kind: Literal["aimd"] = "aimd"
+    max: Annotated[int | None, Field(ge=0)] = 40
+    min: Annotated[int | None, Field(ge=0)] = 3
+    raise_after: Annotated[int | None, Field(ge=0)] = 8
+    step: Annotated[int | None, Field(ge=0)] = 1
+
+
+class LearnedIw(ScenarioBase):
+    """
+    Per-destination IW learned from the last `samples` connections' min(cwnd at close,
+    bytes acked): their `percentile` (nearest rank), ⌊/MSS⌋ segments, clamped to [`min`,
+    `max`]; `initial` before any (tcp/iw/learned.rs).
+    1 ≤ min ≤ initial ≤ max; samples ≥ 1; 1 ≤ percentile ≤ 100 [10, 3, 40, 8, 50].
+    """
+
+    model_config = ConfigDict(
+        extra="forbid",
+    )
+    initial: Annotated[int | None, Field(ge=0)] = 10
+    kind: Literal["learned"] = "learned"
+    max: Annotated[int | None, Field(ge=0)] = 40
+    min: Annotated[int | None, Field(ge=0)] = 3
+    percentile: Annotated[int | None, Field(ge=0)] = 50
+    samples: Annotated[int | None, Field(ge=0)] = 8
+
+
+class RandomLoss(ScenarioBase):
+    """
+    Every packet is dropped with probability `p` (0 ≤ p < 1), independently, from the
+    link's own random stream.
+    """
+
+    model_config = ConfigDict(
+        extra="forbid",
+    )
+    direction: Literal["both", "forward", "reverse"] | None = "both"
+    """
+    Which bottleneck directions: `"both"` (default), `"forward"` (L → R), `"reverse"`.
+    """
+    kind: Literal["random"] = "random"
+    p: float
+
+
+class QueueLimit1(RootModel[str]):
+    root: Annotated[
+        str,
+        Field(
+            pattern="^\\s*\\+?([0-9]+\\.?[0-9]*|\\.[0-9]+)([eE][+-]?[0-9]+)?\\s*(pkt|pkts|packet|packets|p|B|byte|bytes|kB|KB|MB|GB|KiB|MiB|GiB)?\\s*$"
+        ),
+    ]
+    """
+    A queue limit in packets ("25pkt") or bytes ("64kB"; B, kB, MB, GB (SI: 10^3) or KiB, MiB, GiB (2^10)); a bare number is packets.
+    """
+
+
+class QueueLimit2(RootModel[float]):
+    root: Annotated[float, Field(ge=0.0)]
+    """
+    A queue limit in packets ("25pkt") or bytes ("64kB"; B, kB, MB, GB (SI: 10^3) or KiB, MiB, GiB (2^10)); a bare number is packets.
+    """
+
+
+class DropTail(ScenarioBase):
+    """
+    First in, first out; arrivals beyond `limit` are dropped.
+    """
+
+    model_config = ConfigDict(
+        extra="forbid",
+    )
+    kind: Literal["drop-tail"] = "drop-tail"
+    limit: QueueLimit1 | QueueLimit2
+    """
+    `"25pkt"` or bytes (`"64kB"`), > 0.
+    """
+
+
+class Red(ScenarioBase):
+    """
+    RED (Floyd & Jacobson 1993), see [`crate::net::queue::red`].
+    """
+
+    model_config = ConfigDict(
+        extra="forbid",
+    )
+    byte_mode: bool | None = None
+    """
+    Byte mode (default false).
+    """
+    ecn: bool | None = None
+    """
+    Mark ECT packets instead of dropping (default false).
+    """
+    gentle: bool | None = None
+    """
+    Gentle RED (default true).
+    """
+    kind: Literal["red"] = "red"
+    limit: QueueLimit1 | QueueLimit2 | None = None
+    """
+    Hard limit (default 25 packets).
+    """
+    max_p: float | None = None
+    """
+    Drop probability at max_th (default 0.1; 0..=1).
+    """
+    max_th: float | None = None
+    mean_pkt_size: Bytes1 | Bytes2 | None = None
+    """
+    Mean packet size (default 1000 B; > 0).
+    """
+    min_th: float | None = None
+    """
+    Average-queue thresholds, packets (default 5 and 15; 0 ≤ min_th ≤ max_th).
+    """
+    w_q: float | None = None
+    """
+    EWMA weight (default 0.002; 0..=1).
+    """
+
+
+class Codel(ScenarioBase):
+    """
+    CoDel (RFC 8289), see [`crate::net::queue::codel`].
+    """
+
+    model_config = ConfigDict(
+        extra="forbid",
+    )
+    ecn: bool | None = None
+    """
+    Mark ECT packets instead of dropping (default false).
+    """
+    interval: Duration1 | Duration2 | None = None
+    """
+    INTERVAL (default 100 ms; > 0).
+    """
+    kind: Literal["codel"] = "codel"
+    limit: QueueLimit1 | QueueLimit2 | None = None
+    """
+    Hard limit (default 1000 packets).
+    """
+    mtu: Bytes1 | Bytes2 | None = None
+    """
+    maxpacket (default 1514 B).
+    """
+    target: Duration1 | Duration2 | None = None
+    """
+    TARGET (default 5 ms; > 0, < interval).
+    """
+
+
+class QuicWindow1(RootModel[int]):
+    root: Annotated[int, Field(ge=0)]
+    """
+    Bytes ("14720", "12kB") or datagrams of max_datagram_size ("10pkt").
+    """
+
+
+class QuicWindow2(RootModel[str]):
+    root: Annotated[
+        str, Field(pattern="^\\s*[0-9]+\\s*(pkt|pkts|packets|datagrams)\\s*$")
+    ]
+    """
+    Bytes ("14720", "12kB") or datagrams of max_datagram_size ("10pkt").
+    """
+
+
+class Rate1(RootModel[str]):
+    root: Annotated[
+        str,
+        Field(
+            pattern="^\\s*\\+?([0-9]+\\.?[0-9]*|\\.[0-9]+)([eE][+-]?[0-9]+)?\\s*([bB][pP][sS]|[bB]\\/[sS]|[kK][bB][pP][sS]|[kK][bB]\\/[sS]|[mM][bB][pP][sS]|[mM][bB]\\/[sS]|[gG][bB][pP][sS]|[gG][bB]\\/[sS])?\\s*$"
+        ),
+    ]
+    """
+    A rate such as "1.5Mbps" (bps, kbps, Mbps, Gbps (SI, case-insensitive; also b/s, kb/s, Mb/s, Gb/s)); a bare number is bits/s.
+    """
+
+
+class Rate2(RootModel[float]):
+    root: Annotated[float, Field(ge=0.0)]
+    """
+    A rate such as "1.5Mbps" (bps, kbps, Mbps, Gbps (SI, case-insensitive; also b/s, kb/s, Mb/s, Gb/s)); a bare number is bits/s.
+    """
+
+
+class RateOrShare1(RootModel[str]):
+    root: Annotated[
+        str,
+        Field(
+            pattern="^\\s*\\+?([0-9]+\\.?[0-9]*|\\.[0-9]+)([eE][+-]?[0-9]+)?\\s*([bB][pP][sS]|[bB]\\/[sS]|[kK][bB][pP][sS]|[kK][bB]\\/[sS]|[mM][bB][pP][sS]|[mM][bB]\\/[sS]|[gG][bB][pP][sS]|[gG][bB]\\/[sS]|\\%)?\\s*$"
+        ),
+    ]
+    """
+    A rate such as "600kbps" (bps, kbps, Mbps, Gbps (SI, case-insensitive; also b/s, kb/s, Mb/s, Gb/s); a bare number is bits/s) or a share of the bottleneck such as "60%".
+    """
+
+
+class RateOrShare2(RootModel[float]):
+    root: Annotated[float, Field(ge=0.0)]
+    """
+    A rate such as "600kbps" (bps, kbps, Mbps, Gbps (SI, case-insensitive; also b/s, kb/s, Mb/s, Gb/s); a bare number is bits/s) or a share of the bottleneck such as "60%".
+    """
+
+
+class RouteSpec(ScenarioBase):
+    """
+    A route of the file, as written.
+    """
+
+    model_config = ConfigDict(
+        extra="forbid",
+    )
+    congctl: str | None = None
+    initrwnd: Annotated[int | None, Field(ge=0)] = None
+    policy: str
+    prefix: str
+
+
+class Share(RootModel[str]):
+    root: Annotated[
+        str,
+        Field(
+            pattern="^\\s*\\+?([0-9]+\\.?[0-9]*|\\.[0-9]+)([eE][+-]?[0-9]+)?\\s*(\\%)\\s*$"
+        ),
+    ]
+    """
+    A share of the bottleneck such as "10%" (bare numbers are refused: 10 and 0.1 would be confused).
+    """
+
+
+class Size1(RootModel[str]):
+    root: Annotated[
+        str,
+        Field(
+            pattern="^\\s*\\+?([0-9]+\\.?[0-9]*|\\.[0-9]+)([eE][+-]?[0-9]+)?\\s*(B|byte|bytes|kB|KB|MB|GB|KiB|MiB|GiB|seg|segs|segment|segments)?\\s*$"
+        ),
+    ]
+    """
+    A size in bytes (B, kB, MB, GB (SI: 10^3) or KiB, MiB, GiB (2^10)) or in segments of the endpoint's MSS ("11seg"); a bare number is bytes.
+    """
+
+
+class Size2(RootModel[float]):
+    root: Annotated[float, Field(ge=0.0)]
+    """
+    A size in bytes (B, kB, MB, GB (SI: 10^3) or KiB, MiB, GiB (2^10)) or in segments of the endpoint's MSS ("11seg"); a bare number is bytes.
+    """
+
+
+class PeriodicArrivals(ScenarioBase):
+    """
+    One flow every `period` (> 0), the first at the instance's start.
+    """
+
+    model_config = ConfigDict(
+        extra="forbid",
+    )
+    kind: Literal["periodic"] = "periodic"
+    period: Duration1 | Duration2
+    """
+    A duration such as "50ms" (ns, us, ms, s, min); a bare number is seconds.
+    """
+
+
+class PoissonArrivals(ScenarioBase):
+    """
+    A Poisson process: `rate` flows per second (> 0), or `load`, a share of the
+    bottleneck (servers' side → clients' side): rate = load × bottleneck rate /
+    (8 × mean response bytes over the mix), per instance. Exactly one of the two.
+    """
+
+    model_config = ConfigDict(
+        extra="forbid",
+    )
+    kind: Literal["poisson"] = "poisson"
+    load: Share | None = None
+    rate: float | None = None
+
+
+class BurstsArrivals(ScenarioBase):
+    """
+    `flows` flows at once (≥ 1), the next burst `gap` after this burst's start (> 0 on
+    average; an exponential gap makes Poisson bursts). The first burst at the start.
+    """
+
+    model_config = ConfigDict(
+        extra="forbid",
+    )
+    flows: Annotated[int, Field(ge=0)]
+    gap: (
+        Duration1
+        | Duration2
+        | Constant
+        | Uniform
+        | Exponential
+        | Pareto
+        | Lomax
+        | Lognormal
+        | Weibull
+        | Empirical
+    )
+    """
+    A fixed value, or a distribution table with a `kind`, drawn from.
+    """
+    kind: Literal["bursts"] = "bursts"
+
+
+class ClosedLoopArrivals(ScenarioBase):
+    """
+    One flow at a time: the next starts `think` after the previous one completed (the
+    client has the last byte of the response) or failed. The first at the start.
+    """
+
+    model_config = ConfigDict(
+        extra="forbid",
+    )
+    kind: Literal["closed-loop"] = "closed-loop"
+    think: (
+        Duration1
+        | Duration2
+        | Constant
+        | Uniform
+        | Exponential
+        | Pareto
+        | Lomax
+        | Lognormal
+        | Weibull
+        | Empirical
+    )
+    """
+    A fixed value, or a distribution table with a `kind`, drawn from.
+    """
+
+
+class DelayedAckTable(ScenarioBase):
+    """
+    Delayed ACKs on: an ACK at least every `segments` full segments, or after `timeout`.
+    """
+
+    model_config = ConfigDict(
+        extra="forbid",
+    )
+    segments: Annotated[int | None, Field(ge=0)] = 2
+    """
+    Full segments per ACK, ≥ 1 (default 2).
+    """
+    timeout: Annotated[Duration1 | Duration2 | None, Field(validate_default=True)] = (
+        "200ms"
+    )
+    """
+    Longest delay of an ACK (default 200ms).
+    """
+
+
+class IwSection(ScenarioBase):
+    """
+    Initial-window policies. Each application names the policy of its servers and of its
+    clients (`server_iw`, `client_iw`), falling back to `default`.
+
+    **Instances**: one policy instance exists per (host, policy name) pair, created the first
+    time an application on that host uses that name. Every connection a host sends on with
+    that policy — across all applications and instances on the host — shares the instance,
+    so a per-destination fallback cache (`rfc6928-fallback`) lives on the sending host, as
+    RFC 6928 §4 describes. Two policies with the same parameters but different names are
+    separate instances (use that to keep populations' caches apart).
+    """
+
+    model_config = ConfigDict(
+        extra="forbid",
+    )
+    default: str | None = None
+    """
+    Policy used where an application names none. Required if some application does.
+    """
+    policies: Annotated[
+        dict[
+            str,
+            FixedIw
+            | Rfc3390Iw
+            | Rfc6928Iw
+            | Rfc6928FallbackIw
+            | SizeBasedIw
+            | AimdIw
+            | LearnedIw,
+        ]
+        | None,
+        Field(validate_default=True),
+    ] = {}
+    """
+    Policies by name.
+    """
+    routes: list[RouteSpec] | None = None
+    """
+    Destination routes (`[[iw.routes]]`, what `iwlab run --policy FILE` adds): a sender's
+    IW towards a host whose address (the emulator's, 198.18.0.0 + 4g + 2) a route covers is
+    that route's policy (tcp/iw/routed.rs); other destinations use the application's.
+    """
+
+
+class LinkOverride(ScenarioBase):
+    """
+    Per-direction overrides of a link; each absent field keeps the other direction's value.
+    """
+
+    model_config = ConfigDict(
+        extra="forbid",
+    )
+    delay: Duration1 | Duration2 | None = None
+    queue: DropTail | Red | Codel | None = None
+    rate: Rate1 | Rate2 | None = None
+
+
+class MixSpec(ScenarioBase):
+    """
+    One (response size, server IW) combination of a `mix`.
+    """
+
+    model_config = ConfigDict(
+        extra="forbid",
+    )
+    response: Size1 | Size2
+    """
+    Response bytes, ≥ 1 (`"9seg"`: 9 full segments of the server's MSS).
+    """
+    server_iw: str | None = None
+    """
+    IW policy name of the server for these flows (default: the app's `server_iw`).
+    """
+
+
+class AccessOverride(ScenarioBase):
+    """
+    Overrides of an access link's host → router direction.
+    """
+
+    model_config = ConfigDict(
+        extra="forbid",
+    )
+    delay: (
+        Duration1
+        | Duration2
+        | Constant
+        | Uniform
+        | Exponential
+        | Pareto
+        | Lomax
+        | Lognormal
+        | Weibull
+        | Empirical
+        | None
+    ) = None
+    queue: DropTail | Red | Codel | None = None
+    rate: (
+        Rate1
+        | Rate2
+        | Constant
+        | Uniform
+        | Exponential
+        | Pareto
+        | Lomax
+        | Lognormal
+        | Weibull
+        | Empirical
+        | None
+    ) = None
+
+
+class AccessSpec(ScenarioBase):
+    """
+    A host's access link. `rate` and `delay` are fixed, or a distribution drawn **per host**
+    from the scenario seed (population experiments, the RFC 6928 study, docs/studies.md): the i-th host
+    of the group gets the i-th draw of a stream owned by (group, field), so adding hosts never
+    changes the earlier hosts' draws. Both directions get the same draw unless `up` overrides.
+    """
+
+    model_config = ConfigDict(
+        extra="forbid",
+    )
+    delay: (
+        Duration1
+        | Duration2
+        | Constant
+        | Uniform
+        | Exponential
+        | Pareto
+        | Lomax
+        | Lognormal
+        | Weibull
+        | Empirical
+    )
+    """
+    One-way propagation delay, ≥ 0 (a distribution is in seconds unless `unit`).
+    """
+    queue: Annotated[DropTail | Red | Codel | None, Field(validate_default=True)] = {
+        "kind": "drop-tail",
+        "limit": "100pkt",
+    }
+    """
+    Queue at each end of the link. Default drop-tail, 100 packets.
+    """
+    rate: (
+        Rate1
+        | Rate2
+        | Constant
+        | Uniform
+        | Exponential
+        | Pareto
+        | Lomax
+        | Lognormal
+        | Weibull
+        | Empirical
+    )
+    """
+    Rate, > 0; a distribution's draws (bits/s unless `unit`) are rounded to whole
+    bits/s and must stay ≥ 1 bps (give a `min` for laws that reach 0).
+    """
+    up: AccessOverride | None = None
+    """
+    Overrides for the host → router direction (uploads, requests, ACKs of downloads);
+    a distribution here is drawn separately.
+    """
+
+
+class BottleneckSpec(ScenarioBase):
+    """
+    The bottleneck: `rate`, `delay` and `queue` describe the forward direction (L → R) and,
+    unless `reverse` overrides some of them, the reverse direction too.
+    """
+
+    model_config = ConfigDict(
+        extra="forbid",
+    )
+    delay: Duration1 | Duration2
+    """
+    One-way propagation delay (`"50ms"`), ≥ 0.
+    """
+    loss: RandomLoss | None = None
+    """
+    Random loss on the bottleneck, before the queue.
+    """
+    queue: DropTail | Red | Codel
+    """
+    Queue discipline of the output port.
+    """
+    rate: Rate1 | Rate2
+    """
+    Rate, > 0 (`"1.5Mbps"`).
+    """
+    reverse: LinkOverride | None = None
+    """
+    Overrides for R → L; absent fields are copied from the forward direction.
+    """
+
+
+class HostGroup(ScenarioBase):
+    """
+    A group of `count` hosts on one side, each on its own access link.
+    """
+
+    model_config = ConfigDict(
+        extra="forbid",
+    )
+    access: AccessSpec
+    """
+    The access link of every host of the group.
+    """
+    count: Annotated[int, Field(ge=0)]
+    """
+    Hosts in the group, ≥ 1 (at most 10 000 hosts in all groups together).
+    """
+    name: str
+    """
+    Unique across both sides; applications name it in `clients` / `servers`.
+    """
+
+
+class QuicSpec(ScenarioBase):
+    """
+    `[quic]` or an application's `quic`: absent fields take the profile's defaults.
+    """
+
+    model_config = ConfigDict(
+        extra="forbid",
+    )
+    cc: str | None = None
+    """
+    Congestion controller: `"reno"`, `"cubic"` or `"bbr"` (default: the profile's).
+    """
+    certificate_chain: Size1 | Size2 | None = None
+    """
+    DER bytes of the server's certificate chain (default 4kB).
+    """
+    initial_window: QuicWindow1 | QuicWindow2 | Size1 | Size2 | None = None
+    """
+    Bytes or `"Npkt"` (N × max_datagram_size), ≥ 2 datagrams (default RFC 9002 §7.2:
+    min(10 × size, max(14 720, 2 × size))).
+    """
+    max_datagram_size: Annotated[int | None, Field(ge=0)] = None
+    """
+    UDP payload bytes of every datagram, 1200..=65527 (default 1200; PMTU discovery off).
+    """
+    pacing: bool | None = None
+    """
+    Pacing (RFC 9002 §7.7). quinn-proto always paces; `false` is refused.
+    """
+    profile: str | None = None
+    """
+    Named stack defaults: `"quinn"` (quinn-proto 0.11 as shipped: CUBIC) or `"rfc9002"`
+    (RFC 9002's NewReno); both: IW per RFC 9002 §7.2, 1 200-byte datagrams (default "quinn").
+    """
+
+
+class TcpSpec(ScenarioBase):
+    """
+    TCP options. Every field is optional: the scenario-level `[tcp]` fills in the engine's
+    defaults ([`crate::tcp::config::TcpConfig::default`], given as "default …" below), and an
+    application's `tcp` table overrides the scenario's, field by field. The same resolved
+    options apply to both ends of the application's connections.
+    """
+
+    model_config = ConfigDict(
+        extra="forbid",
+    )
+    abc_l: Annotated[int | None, Field(ge=0)] = None
+    """
+    RFC 3465 Appropriate Byte Counting limit L, segments; 0 = count ACKs, no ABC (default 0).
+    """
+    cc: str | None = None
+    """
+    Congestion control: `"reno"`, `"newreno"` (the same controller) or `"cubic"` (default "reno").
+    """
+    cubic: CubicSpec | None = None
+    """
+    CUBIC parameters, only with `cc = "cubic"`.
+    """
+    cwnd_growth: str | None = None
+    """
+    When an ACK grows cwnd: `"every-ack"` (RFC 5681; default) or `"cwnd-limited"` (Linux
+    tcp_is_cwnd_limited: only while the flow fills its window; in slow start while
+    cwnd < 2 * the segments out).
+    """
+    delayed_ack: bool | DelayedAckTable | None = None
+    """
+    `false` ACKs every segment; a table `{ segments = 2, timeout = "200ms" }` delays
+    ACKs (RFC 5681 §4.2; segments ≥ 1, timeout > 0); `true` = that table (default true).
+    """
+    dsack: bool | None = None
+    """
+    D-SACK (RFC 2883, Linux net.ipv4.tcp_dsack = 1): the receiver reports duplicate
+    segments in a first SACK block; the sender counts retransmissions so shown needless and
+    widens RACK's reordering window (default false).
+    """
+    dupthresh: Annotated[int | None, Field(ge=0)] = None
+    """
+    Duplicate ACKs that trigger fast retransmit, ≥ 1 (default 3).
+    """
+    ecn: bool | None = None
+    """
+    RFC 3168 ECN (default false).
+    """
+    fin: str | None = None
+    """
+    How a close after a write sends the FIN: `"with-write"` (the FIN rides on the last data
+    segment; a bare FIN ignores cwnd; default) or `"after-write"` (Linux tcp_send_fin: the
+    write leaves first, the FIN joins the last segment only if it is unsent, else goes
+    alone when cwnd has room).
+    """
+    frto: bool | None = None
+    """
+    F-RTO (RFC 5682 with SACK, Linux net.ipv4.tcp_frto = 2): after an RTO, an ACK of data
+    never retransmitted shows the timeout was spurious and undoes it; the first ACK of the
+    retransmission lets new data out instead of more retransmissions (default false).
+    """
+    granularity: Duration1 | Duration2 | None = None
+    """
+    Clock granularity G (RFC 6298); timers are rounded up to it; 0 = exact (default 0s).
+    """
+    hystart: bool | str | None = None
+    """
+    Slow-start exit on RTT increase: `true` (= `"rfc9406"`, HyStart++), `"rfc9406"`,
+    `"linux"` (Linux CUBIC's HyStart delay detector), or `false` (default false).
+    """
+    idle_restart: str | None = None
+    """
+    The window after idle: `"rfc5681"` (min(IW, cwnd) at once; default) or `"halve-per-rto"`
+    (Linux tcp_cwnd_restart: cwnd halves once per RTO of idle, down to min(IW, cwnd)).
+    """
+    initial_rcv_wnd: Literal[False] | Size1 | Size2 | None = None
+    """
+    Initial receive window (Linux `initrwnd`), bytes or segments, ≥ 1 MSS, or `false`
+    to advertise `rcv_wnd` from the start (default false).
+    """
+    initial_rto: Duration1 | Duration2 | None = None
+    """
+    RTO before any RTT sample (RFC 6298 (2.1)), > 0 (default 1s).
+    """
+    initial_ssthresh: Literal[False] | Size1 | Size2 | None = None
+    """
+    Initial ssthresh, bytes or segments, or `false` for "arbitrarily high" (RFC 5681) (default false).
+    """
+    limited_transmit: bool | None = None
+    """
+    RFC 3042 Limited Transmit (default false).
+    """
+    max_rto: Duration1 | Duration2 | None = None
+    """
+    Upper bound of the RTO (RFC 6298 (2.5)) (default 60s).
+    """
+    min_rto: Duration1 | Duration2 | None = None
+    """
+    Lower bound of the RTO (RFC 6298 (2.4); Linux 200 ms), ≤ max_rto (default 1s).
+    """
+    mss: Bytes1 | Bytes2 | None = None
+    """
+    Sender maximum segment size, payload bytes, 1..=65000 (default 1460). With timestamps the
+    wire segment is 12 bytes longer (Linux: MSS 1460 → 1448 payload bytes: write 1448).
+    """
+    paced_iw: bool | None = None
+    """
+    Spread the initial window over the handshake RTT (default false).
+    """
+    pacer: str | None = None
+    """
+    Which rules move the pacing clock: `"exact"` (default: every departure paced, no
+    credit) or `"linux"` (tcp_update_skb_after_send: the first 10 data segments unpaced, a
+    late departure forgiven up to half a gap).
+    """
+    pacing: bool | None = None
+    """
+    Sender pacing at ratio × cwnd / SRTT, as Linux's internal pacing (default false).
+    """
+    pacing_ca_ratio: Annotated[int | None, Field(ge=0)] = None
+    """
+    Pacing ratio otherwise, percent, 1..=10000 (default 120).
+    """
+    pacing_ss_ratio: Annotated[int | None, Field(ge=0)] = None
+    """
+    Pacing ratio in slow start (cwnd < ssthresh/2), percent, 1..=10000 (default 200).
+    """
+    profile: str | None = None
+    """
+    A named set of defaults under this table's fields: `"linux"` (what Linux 6.x does by
+    default; see `scenario/profile.rs` and docs/scenario-format.md). Fields set explicitly —
+    here, in `[tcp]` or in an application's `tcp` — override it (default none).
+    """
+    prr: bool | str | None = None
+    """
+    Proportional Rate Reduction (RFC 6937) for cwnd during SACK or RACK recovery: `true`
+    (= `"ssrb"`), `"crb"`, `"ssrb"`, `"linux"` (SSRB's extra segment only on ACKs that
+    advance snd.una), or `false` (default false: RFC 6675's cwnd = ssthresh).
+    """
+    quickack: Annotated[int | None, Field(ge=0)] = None
+    """
+    Linux quick-ACK mode: the receiver ACKs its first this many ACKs' worth of data at once
+    even with delayed ACKs (Linux TCP_MAX_QUICKACKS = 16); 0 = off (default 0).
+    """
+    rcv_wnd: Size1 | Size2 | None = None
+    """
+    Receive buffer: the largest advertised window (RFC 2415's "maximum window"), bytes
+    or segments of this endpoint's MSS (`"11seg"`), ≥ 1 MSS (default 1 GiB).
+    """
+    recovery: str | None = None
+    """
+    Loss recovery: `"reno"`, `"newreno"`, `"sack"` (RFC 6675) or `"rack"` (RFC 8985 RACK
+    with SACK recovery); `sack` and `rack` need `sack = true` (default "newreno").
+    """
+    restart_after_idle: bool | None = None
+    """
+    RFC 5681 §4.1 restart window after an idle period longer than the RTO (default true).
+    """
+    rto_ssthresh: str | None = None
+    """
+    When an RTO reduces ssthresh: `"each-expiry"` (RFC 5681 (4); default) or
+    `"once-per-window"` (Linux tcp_enter_loss: not again inside fast recovery or on a
+    repeated expiry of the same episode).
+    """
+    rto_window: str | None = None
+    """
+    The window of the resends after an RTO: `"from-snd-una"` (go-back-N within
+    snd.una + cwnd, SACKed segments included; default) or `"packets-in-flight"` (Linux
+    tcp_xmit_retransmit_queue: resend while the packets in flight, SACKed ones not
+    counted, are below cwnd).
+    """
+    sack: bool | None = None
+    """
+    Offer and use SACK (RFC 2018) (default false).
+    """
+    syn_loss: Literal["reduce-to-one", "rfc6928"] | None = None
+    """
+    IW after a retransmitted SYN or SYN-ACK: `"reduce-to-one"` (RFC 3390 §2 / RFC 5681
+    §3.1) or `"rfc6928"` (keep it unless retransmitted more than once) (default "rfc6928").
+    """
+    syn_retries: Annotated[int | None, Field(ge=0)] = None
+    """
+    SYN / SYN-ACK retransmissions before a connection gives up (default 6).
+    """
+    timers: str | None = None
+    """
+    RTO and loss-probe arithmetic: `"rfc"` (RFC 6298 RTO, RFC 8985 PTO; default) or
+    `"linux"` (tcp_rtt_estimator/__tcp_set_rto: RTO = SRTT + max(variance, min_rto);
+    tcp_schedule_loss_probe: PTO = 2·SRTT + min_rto with one segment out, + 2 ms otherwise).
+    """
+    timestamps: bool | None = None
+    """
+    Offer and use timestamps (RFC 7323; 12 option bytes per segment) (default false).
+    """
+    tlp: bool | None = None
+    """
+    RFC 8985 §7 Tail Loss Probe; needs `sack = true` (default true with `recovery =
+    "rack"`, else false).
+    """
+    undo: bool | None = None
+    """
+    Undo a cwnd reduction shown spurious (Linux tcp_try_undo_*: every retransmission of the
+    episode D-SACKed, or a timestamp echo older than the first retransmission, RFC 3522):
+    cwnd and ssthresh back to their values before it (default false). F-RTO's own undo
+    comes with `frto`.
+    """
+
+
+class Dumbbell(ScenarioBase):
+    """
+    Left hosts — router L — bottleneck — router R — right hosts, each host on its own
+    access link.
+    """
+
+    model_config = ConfigDict(
+        extra="forbid",
+    )
+    bottleneck: BottleneckSpec
+    """
+    The link between the routers.
+    """
+    jitter: Duration1 | Duration2 | None = None
+    """
+    Per-packet jitter on every link direction (`"200us"`), ≥ 0, default 0: each packet's
+    propagation is lengthened by a uniform draw in [0, jitter) from the link's own random
+    stream, never overtaking the packet before it. A deterministic simulator's flows with equal
+    RTTs otherwise stay locked in phase with the queue's departures (Floyd & Jacobson,
+    "On Traffic Phase Effects in Packet-Switched Gateways", 1992; ns-2's TCP `overhead_`).
+    """
+    kind: Literal["dumbbell"] = "dumbbell"
+    left: Annotated[list[HostGroup] | None, Field(validate_default=True)] = []
+    """
+    Host groups behind router L (the forward direction leaves from here).
+    """
+    right: Annotated[list[HostGroup] | None, Field(validate_default=True)] = []
+    """
+    Host groups behind router R.
+    """
+
+
+class FtpApp(ScenarioBase):
+    """
+    `kind = "ftp"`: repeated transfers, each on a new connection: the client sends
+    `request`, the server answers `size` (the FTP clients of the RFC 2415 study, docs/studies.md: 1 MB back to back).
+    """
+
+    model_config = ConfigDict(
+        extra="forbid",
+    )
+    client_iw: str | None = None
+    """
+    IW policy of the clients (default: `iw.default`).
+    """
+    clients: str
+    """
+    Host group of the clients (they open the connections).
+    """
+    count: Annotated[int | None, Field(ge=0)] = 1
+    """
+    Number of instances, 1..=100 000 (default 1). For `poisson-flows`: the
+    number of (client, server) pairs of its single flow source.
+    """
+    gap: (
+        Duration1
+        | Duration2
+        | Constant
+        | Uniform
+        | Exponential
+        | Pareto
+        | Lomax
+        | Lognormal
+        | Weibull
+        | Empirical
+        | None
+    ) = None
+    """
+    Pause between a completed transfer and the next request, fixed or drawn (seconds
+    unless `unit`); absent = back to back.
+    """
+    kind: Literal["ftp"] = "ftp"
+    mapping: Literal["modulo", "distinct"] | None = "modulo"
+    """
+    Instance → host mapping (default "modulo").
+    """
+    name: str | None = None
+    """
+    Label in records (default `"<kind>-<index>"`, e.g. `"web-0"`).
+    """
+    offset: Annotated[int | None, Field(ge=0)] = 0
+    """
+    Host index of instance 0 in both groups (default 0).
+    """
+    request: Annotated[Size1 | Size2 | None, Field(validate_default=True)] = "250B"
+    """
+    Request bytes, ≥ 1 (default 250B).
+    """
+    server_iw: str | None = None
+    """
+    IW policy of the servers (default: `iw.default`).
+    """
+    servers: str
+    """
+    Host group of the servers (a different group).
+    """
+    size: Annotated[Size1 | Size2 | None, Field(validate_default=True)] = "1MB"
+    """
+    Bytes per transfer, ≥ 1 (`"Nseg"`: N server MSS) (default 1MB = 10⁶ B).
+    """
+    start: Annotated[
+        Duration1
+        | Duration2
+        | Constant
+        | Uniform
+        | Exponential
+        | Pareto
+        | Lomax
+        | Lognormal
+        | Weibull
+        | Empirical
+        | None,
+        Field(validate_default=True),
+    ] = "0s"
+    """
+    When each instance starts: a duration, or a distribution (seconds unless
+    `unit`) drawn per instance from the scenario seed (default 0s).
+    """
+    tcp: TcpSpec | None = None
+    """
+    Overrides of the scenario's `[tcp]`, field by field.
+    """
+    transfers: Annotated[int | None, Field(ge=0)] = None
+    """
+    Transfers per instance, ≥ 1; absent = until the end of the run.
+    """
+
+
+class BulkApp(ScenarioBase):
+    """
+    `kind = "bulk"`: one connection that never runs out of data (iperf-like).
+    """
+
+    model_config = ConfigDict(
+        extra="forbid",
+    )
+    client_iw: str | None = None
+    """
+    IW policy of the clients (default: `iw.default`).
+    """
+    clients: str
+    """
+    Host group of the clients (they open the connections).
+    """
+    count: Annotated[int | None, Field(ge=0)] = 1
+    """
+    Number of instances, 1..=100 000 (default 1). For `poisson-flows`: the
+    number of (client, server) pairs of its single flow source.
+    """
+    kind: Literal["bulk"] = "bulk"
+    mapping: Literal["modulo", "distinct"] | None = "modulo"
+    """
+    Instance → host mapping (default "modulo").
+    """
+    name: str | None = None
+    """
+    Label in records (default `"<kind>-<index>"`, e.g. `"web-0"`).
+    """
+    offset: Annotated[int | None, Field(ge=0)] = 0
+    """
+    Host index of instance 0 in both groups (default 0).
+    """
+    server_iw: str | None = None
+    """
+    IW policy of the servers (default: `iw.default`).
+    """
+    servers: str
+    """
+    Host group of the servers (a different group).
+    """
+    start: Annotated[
+        Duration1
+        | Duration2
+        | Constant
+        | Uniform
+        | Exponential
+        | Pareto
+        | Lomax
+        | Lognormal
+        | Weibull
+        | Empirical
+        | None,
+        Field(validate_default=True),
+    ] = "0s"
+    """
+    When each instance starts: a duration, or a distribution (seconds unless
+    `unit`) drawn per instance from the scenario seed (default 0s).
+    """
+    tcp: TcpSpec | None = None
+    """
+    Overrides of the scenario's `[tcp]`, field by field.
+    """
+    upload: bool | None = False
+    """
+    The client sends instead of the server (default false).
+    """
+
+
+class WebApp(ScenarioBase):
+    """
+    `kind = "web"`: an HTTP client: a page = a primary object, then `embedded_count`
+    embedded objects (HTTP/1.0: on parallel new connections once the primary is in;
+    HTTP/1.1: on the page's one connection), then a think time. Defaults are the RFC 2415 study's (docs/studies.md).
+    """
+
+    model_config = ConfigDict(
+        extra="forbid",
+    )
+    client_iw: str | None = None
+    """
+    IW policy of the clients (default: `iw.default`).
+    """
+    clients: str
+    """
+    Host group of the clients (they open the connections).
+    """
+    count: Annotated[int | None, Field(ge=0)] = 1
+    """
+    Number of instances, 1..=100 000 (default 1). For `poisson-flows`: the
+    number of (client, server) pairs of its single flow source.
+    """
+    embedded: Annotated[
+        Bytes1
+        | Bytes2
+        | Constant
+        | Uniform
+        | Exponential
+        | Pareto
+        | Lomax
+        | Lognormal
+        | Weibull
+        | Empirical
+        | None,
+        Field(validate_default=True),
+    ] = {"cap": 1000000.0, "kind": "pareto", "scale": 1122.46, "shape": 1.2}
+    """
+    Embedded object size (default as `primary`).
+    """
+    embedded_count: Annotated[
+        FixedOrDistUint321
+        | Constant
+        | Uniform
+        | Exponential
+        | Pareto
+        | Lomax
+        | Lognormal
+        | Weibull
+        | Empirical
+        | None,
+        Field(validate_default=True),
+    ] = 3
+    """
+    Embedded objects per page, a count or a distribution (rounded) (default 3).
+    """
+    http: Literal["1.0", "1.1"] | None = "1.0"
+    """
+    `"1.0"` or `"1.1"` (default "1.0").
+    """
+    kind: Literal["web"] = "web"
+    mapping: Literal["modulo", "distinct"] | None = "modulo"
+    """
+    Instance → host mapping (default "modulo").
+    """
+    name: str | None = None
+    """
+    Label in records (default `"<kind>-<index>"`, e.g. `"web-0"`).
+    """
+    offset: Annotated[int | None, Field(ge=0)] = 0
+    """
+    Host index of instance 0 in both groups (default 0).
+    """
+    pages: Annotated[int | None, Field(ge=0)] = None
+    """
+    Pages per instance, ≥ 1; absent = until the end of the run.
+    """
+    primary: Annotated[
+        Bytes1
+        | Bytes2
+        | Constant
+        | Uniform
+        | Exponential
+        | Pareto
+        | Lomax
+        | Lognormal
+        | Weibull
+        | Empirical
+        | None,
+        Field(validate_default=True),
+    ] = {"cap": 1000000.0, "kind": "pareto", "scale": 1122.46, "shape": 1.2}
+    """
+    Primary object size, bytes, fixed or drawn per object [Pareto I shape 1.2, scale
+    1122.46 B (median 2000 B), cap 10⁶ B].
+    """
+    request: Annotated[Size1 | Size2 | None, Field(validate_default=True)] = "250B"
+    """
+    Request bytes per object, ≥ 1 (default 250B).
+    """
+    server_iw: str | None = None
+    """
+    IW policy of the servers (default: `iw.default`).
+    """
+    servers: str
+    """
+    Host group of the servers (a different group).
+    """
+    start: Annotated[
+        Duration1
+        | Duration2
+        | Constant
+        | Uniform
+        | Exponential
+        | Pareto
+        | Lomax
+        | Lognormal
+        | Weibull
+        | Empirical
+        | None,
+        Field(validate_default=True),
+    ] = "0s"
+    """
+    When each instance starts: a duration, or a distribution (seconds unless
+    `unit`) drawn per instance from the scenario seed (default 0s).
+    """
+    tcp: TcpSpec | None = None
+    """
+    Overrides of the scenario's `[tcp]`, field by field.
+    """
+    think: Annotated[
+        Duration1
+        | Duration2
+        | Constant
+        | Uniform
+        | Exponential
+        | Pareto
+        | Lomax
+        | Lognormal
+        | Weibull
+        | Empirical
+        | None,
+        Field(validate_default=True),
+    ] = {"hi": 5.0, "kind": "uniform", "lo": 1.0}
+    """
+    Think time after a page (seconds unless `unit`) (default uniform 1..5 s).
+    """
+
+
+class ShortFlowsApp(ScenarioBase):
+    """
+    `kind = "short-flows"`: request/response flows, each on a new connection, started by
+    the `arrivals` model (open loop, bursts, closed loop or replayed; the congested-links study, docs/studies.md). Each flow's
+    response size and server IW: `response` and `server_iw`, or one combination of `mix`
+    (exactly one of `response` and `mix`; neither with replayed arrivals, whose file has them).
+    """
+
+    model_config = ConfigDict(
+        extra="forbid",
+    )
+    arrivals: (
+        PeriodicArrivals
+        | PoissonArrivals
+        | BurstsArrivals
+        | ClosedLoopArrivals
+        | ReplayArrivals
+    )
+    """
+    When flows start.
+    """
+    client_iw: str | None = None
+    """
+    IW policy of the clients (default: `iw.default`).
+    """
+    clients: str
+    """
+    Host group of the clients (they open the connections).
+    """
+    count: Annotated[int | None, Field(ge=0)] = 1
+    """
+    Number of instances, 1..=100 000 (default 1). For `poisson-flows`: the
+    number of (client, server) pairs of its single flow source.
+    """
+    flows: Annotated[int | None, Field(ge=0)] = None
+    """
+    Flows per instance, ≥ 1; absent = until the end.
+    """
+    kind: Literal["short-flows"] = "short-flows"
+    mapping: Literal["modulo", "distinct"] | None = "modulo"
+    """
+    Instance → host mapping (default "modulo").
+    """
+    mix: list[MixSpec] | None = None
+    """
+    (response, server IW) combinations the flows go through in `mix_order`.
+    """
+    mix_order: Literal["permuted-blocks", "cyclic", "random"] | None = None
+    """
+    `"permuted-blocks"` (default), `"cyclic"` or `"random"`; only with `mix`.
+    """
+    name: str | None = None
+    """
+    Label in records (default `"<kind>-<index>"`, e.g. `"web-0"`).
+    """
+    offset: Annotated[int | None, Field(ge=0)] = 0
+    """
+    Host index of instance 0 in both groups (default 0).
+    """
+    quic: QuicSpec | None = None
+    """
+    Overrides of the scenario's `[quic]`, field by field (with `transport = "quic"`).
+    """
+    request: Annotated[Size1 | Size2 | None, Field(validate_default=True)] = "100B"
+    """
+    Request bytes, ≥ 0 (default 100B).
+    """
+    response: Size1 | Size2 | None = None
+    """
+    Response bytes, ≥ 1; `"10seg"` = 10 full segments of the server's MSS.
+    """
+    server_iw: str | None = None
+    """
+    IW policy of the servers (default: `iw.default`).
+    """
+    servers: str
+    """
+    Host group of the servers (a different group).
+    """
+    start: Annotated[
+        Duration1
+        | Duration2
+        | Constant
+        | Uniform
+        | Exponential
+        | Pareto
+        | Lomax
+        | Lognormal
+        | Weibull
+        | Empirical
+        | None,
+        Field(validate_default=True),
+    ] = "0s"
+    """
+    When each instance starts: a duration, or a distribution (seconds unless
+    `unit`) drawn per instance from the scenario seed (default 0s).
+    """
+    tcp: TcpSpec | None = None
+    """
+    Overrides of the scenario's `[tcp]`, field by field.
+    """
+    transport: Literal["tcp"] | Literal["quic"] | None = None
+    """
+    `"tcp"` (default) or `"quic"` (quinn-proto; settings from `[quic]` and `quic`).
+    """
+
+
+class PoissonFlowsApp(ScenarioBase):
+    """
+    `kind = "poisson-flows"`: one source of Poisson flow arrivals over `count` (client,
+    server) pairs chosen uniformly per flow; response sizes from `size` (the IW-function study, docs/studies.md; docs/scenario-format.md).
+    Give exactly one of `rate` and `load`.
+    """
+
+    model_config = ConfigDict(
+        extra="forbid",
+    )
+    client_iw: str | None = None
+    """
+    IW policy of the clients (default: `iw.default`).
+    """
+    clients: str
+    """
+    Host group of the clients (they open the connections).
+    """
+    count: Annotated[int | None, Field(ge=0)] = 1
+    """
+    Number of instances, 1..=100 000 (default 1). For `poisson-flows`: the
+    number of (client, server) pairs of its single flow source.
+    """
+    flows: Annotated[int | None, Field(ge=0)] = None
+    """
+    Flows in all, ≥ 1; absent = until the end.
+    """
+    kind: Literal["poisson-flows"] = "poisson-flows"
+    load: float | None = None
+    """
+    Offered load as a fraction of the bottleneck (0 < load ≤ 1): rate = load ×
+    bottleneck rate (servers' side → clients' side) / (8 × mean size).
+    """
+    mapping: Literal["modulo", "distinct"] | None = "modulo"
+    """
+    Instance → host mapping (default "modulo").
+    """
+    name: str | None = None
+    """
+    Label in records (default `"<kind>-<index>"`, e.g. `"web-0"`).
+    """
+    offset: Annotated[int | None, Field(ge=0)] = 0
+    """
+    Host index of instance 0 in both groups (default 0).
+    """
+    rate: float | None = None
+    """
+    Flows per second, > 0.
+    """
+    request: Annotated[Size1 | Size2 | None, Field(validate_default=True)] = "100B"
+    """
+    Request bytes, ≥ 1 (default 100B).
+    """
+    server_iw: str | None = None
+    """
+    IW policy of the servers (default: `iw.default`).
+    """
+    servers: str
+    """
+    Host group of the servers (a different group).
+    """
+    size: (
+        Bytes1
+        | Bytes2
+        | Constant
+        | Uniform
+        | Exponential
+        | Pareto
+        | Lomax
+        | Lognormal
+        | Weibull
+        | Empirical
+    )
+    """
+    Response size, bytes, fixed or drawn per flow (its mean must be finite for `load`).
+    """
+    start: Annotated[
+        Duration1
+        | Duration2
+        | Constant
+        | Uniform
+        | Exponential
+        | Pareto
+        | Lomax
+        | Lognormal
+        | Weibull
+        | Empirical
+        | None,
+        Field(validate_default=True),
+    ] = "0s"
+    """
+    When each instance starts: a duration, or a distribution (seconds unless
+    `unit`) drawn per instance from the scenario seed (default 0s).
+    """
+    tcp: TcpSpec | None = None
+    """
+    Overrides of the scenario's `[tcp]`, field by field.
+    """
+
+
+class UdpApp(ScenarioBase):
+    """
+    `kind = "udp"`: UDP background from the server to the client host, constant bit rate
+    or Poisson, each packet `payload` + 28 header bytes (the congested-links study's constant congestion, docs/studies.md).
+    """
+
+    model_config = ConfigDict(
+        extra="forbid",
+    )
+    client_iw: str | None = None
+    """
+    IW policy of the clients (default: `iw.default`).
+    """
+    clients: str
+    """
+    Host group of the clients (they open the connections).
+    """
+    count: Annotated[int | None, Field(ge=0)] = 1
+    """
+    Number of instances, 1..=100 000 (default 1). For `poisson-flows`: the
+    number of (client, server) pairs of its single flow source.
+    """
+    kind: Literal["udp"] = "udp"
+    mapping: Literal["modulo", "distinct"] | None = "modulo"
+    """
+    Instance → host mapping (default "modulo").
+    """
+    name: str | None = None
+    """
+    Label in records (default `"<kind>-<index>"`, e.g. `"web-0"`).
+    """
+    offset: Annotated[int | None, Field(ge=0)] = 0
+    """
+    Host index of instance 0 in both groups (default 0).
+    """
+    payload: Annotated[Bytes1 | Bytes2 | None, Field(validate_default=True)] = "1kB"
+    """
+    Payload bytes per packet, 1..=65507 (default 1000B).
+    """
+    poisson: bool | None = False
+    """
+    Exponential gaps instead of constant ones (default false).
+    """
+    rate: RateOrShare1 | RateOrShare2
+    """
+    Wire rate (headers included): absolute (`"600kbps"`, > 0) or a share of the
+    bottleneck in the servers' side → clients' side direction (`"60%"`, 0 < x ≤ 100).
+    """
+    server_iw: str | None = None
+    """
+    IW policy of the servers (default: `iw.default`).
+    """
+    servers: str
+    """
+    Host group of the servers (a different group).
+    """
+    start: Annotated[
+        Duration1
+        | Duration2
+        | Constant
+        | Uniform
+        | Exponential
+        | Pareto
+        | Lomax
+        | Lognormal
+        | Weibull
+        | Empirical
+        | None,
+        Field(validate_default=True),
+    ] = "0s"
+    """
+    When each instance starts: a duration, or a distribution (seconds unless
+    `unit`) drawn per instance from the scenario seed (default 0s).
+    """
+    stop: Duration1 | Duration2 | None = None
+    """
+    When to stop sending; absent = the end of the run.
+    """
+    tcp: TcpSpec | None = None
+    """
+    Overrides of the scenario's `[tcp]`, field by field.
+    """
+
+
+class ScenarioModel(ScenarioBase):
+    """
+    A whole scenario file.
+    """
+
+    model_config = ConfigDict(
+        extra="forbid",
+    )
+    apps: Annotated[
+        list[FtpApp | BulkApp | WebApp | ShortFlowsApp | PoissonFlowsApp | UdpApp]
+        | None,
+        Field(validate_default=True),
+    ] = []
+    """
+    The applications, in order (their index is the `apps[i]` of error messages).
+    """
+    description: str | None = None
+    """
+    Free text: what the scenario models and how a study varies it.
+    """
+    duration: Duration1 | Duration2
+    """
+    Simulated time; the run stops at this instant. Duration, > 0.
+    """
+    iw: IwSection | None = None
+    """
+    Named initial-window policies and the default one.
+    """
+    name: str
+    """
+    Short identifier, used in records and file names. Required, non-empty.
+    """
+    quic: QuicSpec | None = None
+    """
+    QUIC stack settings of applications with `transport = "quic"` (see [`super::quic`]).
+    """
+    sample_interval: Duration1 | Duration2 | None = None
+    """
+    Period of queue-length sampling on the bottleneck; absent = no sampling. Duration, > 0.
+    """
+    seed: Annotated[int | None, Field(ge=0)] = 1
+    """
+    Seed of every random stream (per-host draws, start times, links, flows). Default 1;
+    `Scenario::build(Some(seed))` overrides it. 0 ..= 2⁶³−1 (a TOML integer).
+    """
+    tcp: TcpSpec | None = None
+    """
+    TCP options of every endpoint, unless an application overrides them. Absent fields
+    take the engine's defaults ([`crate::tcp::config::TcpConfig::default`]).
+    """
+    topology: Dumbbell
+    """
+    The network.
+    """
+    warmup: Annotated[Duration1 | Duration2 | None, Field(validate_default=True)] = "0s"
+    """
+    Records before this instant are warm-up (the study layer drops them). Duration,
+    default 0 s, < `duration`.
+    """

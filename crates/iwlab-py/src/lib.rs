@@ -72,6 +72,34 @@ fn to_toml(text: &str, format: &str) -> PyResult<String> {
     parse(text, format)?.to_toml_string().map_err(scenario_error)
 }
 
+/// The JSON Schema of scenario files (`which = "scenario"`) or policy files (`"policy-file"`),
+/// derived from the core's serde structs.
+#[pyfunction]
+#[pyo3(signature = (which = "scenario"))]
+fn schema(which: &str) -> PyResult<String> {
+    let v = match which {
+        "scenario" => iwlab_core::scenario::schema::scenario_schema(),
+        "policy-file" => iwlab_core::scenario::schema::policy_file_schema(),
+        other => {
+            return Err(PyValueError::new_err(format!("which = {other:?}; expected \"scenario\" or \"policy-file\"")))
+        }
+    };
+    Ok(serde_json::to_string_pretty(&v).expect("a schema serialises"))
+}
+
+/// Names of the TCP profiles (`tcp.profile`).
+#[pyfunction]
+fn tcp_profile_names() -> Vec<&'static str> {
+    iwlab_core::scenario::profile::NAMES.to_vec()
+}
+
+/// The `[tcp]` table of TCP profile `name`, as TOML text (scenario/profile.rs).
+#[pyfunction]
+fn tcp_profile_toml(name: &str) -> PyResult<&'static str> {
+    iwlab_core::scenario::profile::toml_text(name)
+        .map_err(|e| PyValueError::new_err(format!("tcp.profile = {name:?} is not allowed; expected {e}")))
+}
+
 fn table_to_dict<'py>(py: Python<'py>, t: &Table) -> PyResult<Bound<'py, PyDict>> {
     let d = PyDict::new(py);
     for (name, col) in &t.columns {
@@ -552,6 +580,9 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(normalize, m)?)?;
     m.add_function(wrap_pyfunction!(normalize_path, m)?)?;
     m.add_function(wrap_pyfunction!(to_toml, m)?)?;
+    m.add_function(wrap_pyfunction!(schema, m)?)?;
+    m.add_function(wrap_pyfunction!(tcp_profile_names, m)?)?;
+    m.add_function(wrap_pyfunction!(tcp_profile_toml, m)?)?;
     m.add_function(wrap_pyfunction!(run, m)?)?;
     m.add_function(wrap_pyfunction!(conform, m)?)?;
     m.add_function(wrap_pyfunction!(parse_policy_file, m)?)?;

@@ -164,10 +164,11 @@ def validate(scenario: ScenarioArg, sets: SetOption = None) -> None:
 
 
 def schema() -> None:
-    """Print the JSON Schema of scenario files (for editors: taplo / Even Better TOML)."""
-    from iwlab.scenario import ScenarioModel
+    """Print the JSON Schema of scenario files (for editors: taplo / Even Better TOML), derived
+    from the core's scenario structs."""
+    from iwlab import _core
 
-    typer.echo(json.dumps(ScenarioModel.model_json_schema(), indent=2))
+    typer.echo(_core.schema("scenario"))
 
 
 def register(app: typer.Typer) -> None:

@@ -29,7 +29,7 @@ use super::units::{Bytes, Duration, RateOrShare, Share, Size};
 use serde::{Deserialize, Deserializer, Serialize};
 
 /// How instance `i` maps to hosts of the client and server groups.
-#[derive(Copy, Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "kebab-case")]
 pub enum Mapping {
     /// Host `(offset + i) mod group size` (instances may share a host).
@@ -39,30 +39,19 @@ pub enum Mapping {
     Distinct,
 }
 
-/// Fields every application kind has.
+/// Fields every application kind has; each is documented once, on the file form below (`AppFile`,
+/// whose documentation the JSON Schema and docs/scenario-format.md carry).
 #[derive(Clone, Debug, PartialEq)]
 pub struct AppCommon {
-    /// Label in records (default `"<kind>-<index>"`, e.g. `"web-0"`).
     pub name: Option<String>,
-    /// Host group of the clients (they open the connections).
     pub clients: String,
-    /// Host group of the servers (a different group).
     pub servers: String,
-    /// Number of instances, 1..=100 000 (default 1). For `poisson-flows`: the number of (client, server)
-    /// pairs of its single flow source.
     pub count: u32,
-    /// Instance → host mapping (default "modulo").
     pub mapping: Mapping,
-    /// Host index of instance 0 in both groups (default 0).
     pub offset: u32,
-    /// When each instance starts: a duration, or a distribution (seconds unless `unit`)
-    /// drawn per instance from the scenario seed; < the scenario's duration to matter (default 0s).
     pub start: FixedOrDist<Duration>,
-    /// IW policy name of the servers' connections (default `iw.default`).
     pub server_iw: Option<String>,
-    /// IW policy name of the clients' connections (default `iw.default`).
     pub client_iw: Option<String>,
-    /// Overrides of the scenario's `[tcp]`, field by field, for both ends.
     pub tcp: TcpSpec,
 }
 
@@ -95,7 +84,7 @@ fn d_udp_payload() -> Bytes {
 }
 
 /// HTTP version of a web client.
-#[derive(Copy, Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub enum HttpSpec {
     /// One connection per object; embedded objects on parallel connections.
     #[default]
@@ -149,7 +138,7 @@ impl ArrivalsSpec {
 }
 
 /// One (response size, server IW) combination of a `mix`.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct MixSpec {
     /// Response bytes, ≥ 1 (`"9seg"`: 9 full segments of the server's MSS).
@@ -160,7 +149,7 @@ pub struct MixSpec {
 }
 
 /// The order in which a source goes through its `mix`.
-#[derive(Copy, Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "kebab-case")]
 pub enum MixOrderSpec {
     /// Blocks of every combination once, each block in an order drawn from the app's seed.
@@ -181,7 +170,7 @@ macro_rules! app_kinds {
     )*) => {
         $(
             $(#[$vdoc])*
-            #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+            #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
             #[serde(deny_unknown_fields)]
             pub struct $P { $( $(#[$fattr])* pub $f : $t ),* }
         )*
@@ -202,29 +191,44 @@ macro_rules! app_kinds {
 
         /// The file form of an entry: common and kind fields in one table (serde has no
         /// `flatten` with `deny_unknown_fields`, so the common fields are repeated per kind).
-        #[derive(Serialize)]
+        /// Its schema is the format's (`AppSpec`'s `JsonSchema`), so the common fields carry
+        /// [`AppCommon`]'s documentation here too.
+        #[derive(Serialize, schemars::JsonSchema)]
         #[serde(tag = "kind", deny_unknown_fields)]
         #[allow(clippy::large_enum_variant)]
         enum AppFile {
             $(
+                $(#[$vdoc])*
                 #[serde(rename = $tag)]
                 $V {
+                    /// Label in records (default `"<kind>-<index>"`, e.g. `"web-0"`).
                     #[serde(default, skip_serializing_if = "Option::is_none")]
                     name: Option<String>,
+                    /// Host group of the clients (they open the connections).
                     clients: String,
+                    /// Host group of the servers (a different group).
                     servers: String,
+                    /// Number of instances, 1..=100 000 (default 1). For `poisson-flows`: the
+                    /// number of (client, server) pairs of its single flow source.
                     #[serde(default = "one")]
                     count: u32,
+                    /// Instance → host mapping (default "modulo").
                     #[serde(default)]
                     mapping: Mapping,
+                    /// Host index of instance 0 in both groups (default 0).
                     #[serde(default)]
                     offset: u32,
+                    /// When each instance starts: a duration, or a distribution (seconds unless
+                    /// `unit`) drawn per instance from the scenario seed (default 0s).
                     #[serde(default = "zero_start")]
                     start: FixedOrDist<Duration>,
+                    /// IW policy of the servers (default: `iw.default`).
                     #[serde(default, skip_serializing_if = "Option::is_none")]
                     server_iw: Option<String>,
+                    /// IW policy of the clients (default: `iw.default`).
                     #[serde(default, skip_serializing_if = "Option::is_none")]
                     client_iw: Option<String>,
+                    /// Overrides of the scenario's `[tcp]`, field by field.
                     #[serde(default, skip_serializing_if = "TcpSpec::is_empty")]
                     tcp: TcpSpec,
                     $( $(#[$fattr])* $f : $t ),*
@@ -420,6 +424,16 @@ pub struct AppSpec {
 impl<'de> Deserialize<'de> for AppSpec {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
         tagged::deserialize::<AppFileRepr, D>(d).map(AppSpec::from)
+    }
+}
+
+/// An entry's schema is its file form's: common and kind fields in one table with a `kind`.
+impl schemars::JsonSchema for AppSpec {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "App".into()
+    }
+    fn json_schema(g: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        <AppFile as schemars::JsonSchema>::json_schema(g)
     }
 }
 

@@ -291,6 +291,18 @@ impl<T: Quantity> FixedOrDist<T> {
     }
 }
 
+impl<T: schemars::JsonSchema> schemars::JsonSchema for FixedOrDist<T> {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        format!("FixedOrDist_{}", T::schema_name()).into()
+    }
+    fn json_schema(g: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        schemars::json_schema!({
+            "description": "A fixed value, or a distribution table with a `kind`, drawn from.",
+            "anyOf": [g.subschema_for::<T>(), g.subschema_for::<DistSpec>()],
+        })
+    }
+}
+
 impl<T: Serialize> Serialize for FixedOrDist<T> {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         match self {

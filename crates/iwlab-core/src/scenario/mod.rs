@@ -60,7 +60,9 @@
 //!
 //! Layout: [`units`] (quantities with units), [`dist`] (distributions, fixed-or-drawn
 //! fields), [`model`] (the serde structs), [`apps`] (application entries), `validate`
-//! (ranges and references), [`build`] (scenario → simulation), [`error`].
+//! (ranges and references), [`build`] (scenario → simulation), [`error`], [`schema`] (the
+//! JSON Schema derived from the serde structs, from which `iwlab schema`, the Python models
+//! and the field reference of docs/scenario-format.md are generated).
 
 pub mod apps;
 mod arrivals;
@@ -72,6 +74,7 @@ pub mod model;
 pub mod policy_file;
 pub mod profile;
 pub mod quic;
+pub mod schema;
 mod tagged;
 mod tcp;
 pub mod units;

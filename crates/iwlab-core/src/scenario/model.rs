@@ -16,7 +16,7 @@ use std::marker::PhantomData;
 use std::path::PathBuf;
 
 /// A whole scenario file.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Scenario {
     /// Short identifier, used in records and file names. Required, non-empty.
@@ -63,7 +63,7 @@ fn default_seed() -> u64 {
 }
 
 /// The network, by `kind`. Only `"dumbbell"` for now.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, schemars::JsonSchema)]
 #[serde(tag = "kind", rename_all = "kebab-case")]
 pub enum TopologySpec {
     /// Left hosts — router L — bottleneck — router R — right hosts, each host on its own
@@ -87,7 +87,7 @@ impl<'de> Deserialize<'de> for TopologySpec {
 
 /// A dumbbell (see [`crate::net::dumbbell`]). Hosts are numbered per group in order; the
 /// groups of a side are laid out in the order listed.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct DumbbellSpec {
     /// The link between the routers.
@@ -109,7 +109,7 @@ pub struct DumbbellSpec {
 
 /// The bottleneck: `rate`, `delay` and `queue` describe the forward direction (L → R) and,
 /// unless `reverse` overrides some of them, the reverse direction too.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct BottleneckSpec {
     /// Rate, > 0 (`"1.5Mbps"`).
@@ -127,7 +127,7 @@ pub struct BottleneckSpec {
 }
 
 /// Per-direction overrides of a link; each absent field keeps the other direction's value.
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct LinkOverride {
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -154,7 +154,7 @@ pub enum LossSpec via LossRepr {
 }
 
 /// Directions of the bottleneck.
-#[derive(Copy, Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "kebab-case")]
 pub enum Direction {
     #[default]
@@ -164,7 +164,7 @@ pub enum Direction {
 }
 
 /// A group of `count` hosts on one side, each on its own access link.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct HostGroup {
     /// Unique across both sides; applications name it in `clients` / `servers`.
@@ -179,7 +179,7 @@ pub struct HostGroup {
 /// from the scenario seed (population experiments, the RFC 6928 study, docs/studies.md): the i-th host
 /// of the group gets the i-th draw of a stream owned by (group, field), so adding hosts never
 /// changes the earlier hosts' draws. Both directions get the same draw unless `up` overrides.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct AccessSpec {
     /// Rate, > 0; a distribution's draws (bits/s unless `unit`) are rounded to whole
@@ -197,7 +197,7 @@ pub struct AccessSpec {
 }
 
 /// Overrides of an access link's host → router direction.
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct AccessOverride {
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -318,7 +318,7 @@ impl QueueSpec {
 /// defaults ([`crate::tcp::config::TcpConfig::default`], given as "default …" below), and an
 /// application's `tcp` table overrides the scenario's, field by field. The same resolved
 /// options apply to both ends of the application's connections.
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct TcpSpec {
     /// A named set of defaults under this table's fields: `"linux"` (what Linux 6.x does by
@@ -479,7 +479,7 @@ pub struct TcpSpec {
 }
 
 /// `true`, `false` or a variant name.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(untagged)]
 pub enum FlagOr {
     Flag(bool),
@@ -493,7 +493,7 @@ impl TcpSpec {
 }
 
 /// CUBIC parameters (RFC 9438); absent ones take [`crate::tcp::cc::CubicConfig::default`].
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct CubicSpec {
     /// β_cubic, 0 < β < 1 (default 0.7).
@@ -518,7 +518,7 @@ pub struct CubicSpec {
 }
 
 /// IW rule after SYN / SYN-ACK loss.
-#[derive(Copy, Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "kebab-case")]
 pub enum SynLossSpec {
     ReduceToOne,
@@ -534,11 +534,14 @@ pub enum DelayedAckSpec {
     On { segments: u32, timeout: Duration },
 }
 
-#[derive(Serialize, Deserialize)]
+/// Delayed ACKs on: an ACK at least every `segments` full segments, or after `timeout`.
+#[derive(Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 struct DelayedAckTable {
+    /// Full segments per ACK, ≥ 1 (default 2).
     #[serde(default = "two")]
     segments: u32,
+    /// Longest delay of an ACK (default 200ms).
     #[serde(default = "two_hundred_ms")]
     timeout: Duration,
 }
@@ -548,6 +551,18 @@ fn two() -> u32 {
 }
 fn two_hundred_ms() -> Duration {
     Duration::from_millis(200)
+}
+
+impl schemars::JsonSchema for DelayedAckSpec {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "DelayedAck".into()
+    }
+    fn json_schema(g: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        schemars::json_schema!({
+            "description": "false, true (2 segments, 200ms) or { segments, timeout }.",
+            "anyOf": [{ "type": "boolean" }, g.subschema_for::<DelayedAckTable>()],
+        })
+    }
 }
 
 impl Serialize for DelayedAckSpec {
@@ -588,6 +603,18 @@ impl<'de> Deserialize<'de> for DelayedAckSpec {
 pub enum Switch<T> {
     Off,
     On(T),
+}
+
+impl<T: schemars::JsonSchema> schemars::JsonSchema for Switch<T> {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        format!("Switch_{}", T::schema_name()).into()
+    }
+    fn json_schema(g: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        schemars::json_schema!({
+            "description": "false, or a value.",
+            "anyOf": [{ "const": false }, g.subschema_for::<T>()],
+        })
+    }
 }
 
 impl<T: Serialize> Serialize for Switch<T> {
@@ -640,7 +667,7 @@ impl<'de, T: Deserialize<'de>> Deserialize<'de> for Switch<T> {
 /// so a per-destination fallback cache (`rfc6928-fallback`) lives on the sending host, as
 /// RFC 6928 §4 describes. Two policies with the same parameters but different names are
 /// separate instances (use that to keep populations' caches apart).
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct IwSection {
     /// Policy used where an application names none. Required if some application does.

@@ -41,7 +41,7 @@ use std::collections::BTreeMap;
 use std::net::IpAddr;
 
 /// A route of the file, as written.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct RouteSpec {
     pub prefix: String,
@@ -54,7 +54,7 @@ pub struct RouteSpec {
 
 /// The file's `[tcp]`: the pacing deployed with the policies (scenario keys `tcp.pacing`,
 /// `tcp.paced_iw`, same meaning).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct PolicyTcp {
     #[serde(default)]
@@ -64,7 +64,7 @@ pub struct PolicyTcp {
 }
 
 /// The file, as written.
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct PolicyFileSpec {
     #[serde(default)]

@@ -1,8 +1,8 @@
 //! TCP profiles: `tcp.profile = "linux"` puts a named set of values under the `[tcp]` fields
 //! (engine defaults ← profile ← `[tcp]` ← an application's `tcp`), so a scenario says "Linux
 //! TCP" in one line and still overrides any field. docs/scenario-format.md explains each value
-//! with the kernel behaviour it stands for; python/iwlab/scenario.py keeps the same table
-//! (`PROFILES`) for the emulator.
+//! with the kernel behaviour it stands for; the emulator reads the same table through
+//! [`toml_text`] (`iwlab.scenario.PROFILES`).
 
 use super::model::TcpSpec;
 
@@ -49,10 +49,18 @@ pub const LINUX_IW_SEGMENTS: u32 = 10;
 /// The name under which that policy appears (it may be redefined in `[iw.policies]`).
 pub const LINUX_IW_POLICY: &str = "linux-iw10";
 
+/// The `[tcp]` table of profile `name`, as written above.
+pub fn toml_text(name: &str) -> Result<&'static str, String> {
+    match name {
+        "linux" => Ok(LINUX),
+        _ => Err(format!("one of {NAMES:?}")),
+    }
+}
+
 /// The `[tcp]` values of profile `name`.
 pub fn profile(name: &str) -> Result<TcpSpec, String> {
     match name {
-        "linux" => Ok(toml::from_str(LINUX).expect("the built-in linux profile parses")),
+        "linux" => Ok(toml::from_str(toml_text(name)?).expect("the built-in linux profile parses")),
         _ => Err(format!("one of {NAMES:?}")),
     }
 }

@@ -19,7 +19,7 @@ use crate::transport::Transport;
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
 /// What carries an application's connections.
-#[derive(Copy, Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "kebab-case")]
 pub enum TransportSpec {
     #[default]
@@ -69,6 +69,23 @@ impl std::fmt::Display for QuicWindow {
     }
 }
 
+impl schemars::JsonSchema for QuicWindow {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "QuicWindow".into()
+    }
+    fn json_schema(g: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        let units = PKT_UNITS.join("|");
+        schemars::json_schema!({
+            "description": "Bytes (\"14720\", \"12kB\") or datagrams of max_datagram_size (\"10pkt\").",
+            "anyOf": [
+                { "type": "integer", "minimum": 0 },
+                { "type": "string", "pattern": format!(r"^\s*[0-9]+\s*({units})\s*$") },
+                g.subschema_for::<Size>(),
+            ],
+        })
+    }
+}
+
 impl Serialize for QuicWindow {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         match self {
@@ -94,7 +111,7 @@ impl<'de> Deserialize<'de> for QuicWindow {
 }
 
 /// `[quic]` or an application's `quic`: absent fields take the profile's defaults.
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct QuicSpec {
     /// Named stack defaults: `"quinn"` (quinn-proto 0.11 as shipped: CUBIC) or `"rfc9002"`

@@ -120,7 +120,7 @@ macro_rules! kind_enum {
         }
     ) => {
         $(#[$em])*
-        #[derive(serde::Serialize)]
+        #[derive(serde::Serialize, schemars::JsonSchema)]
         #[serde(tag = "kind", rename_all = "kebab-case", deny_unknown_fields)]
         pub enum $E {
             $( $(#[$vm])* $V { $( $(#[$fm])* $f : $t ),* } ),*

@@ -626,6 +626,120 @@ serde_via_string!(
     |v: f64| Err::<Share, _>(format!("{v} is not a percentage; expected a share of the bottleneck such as \"10%\""))
 );
 
+// --- JSON Schema (`super::schema`) --------------------------------------------------------
+
+/// The schema of a quantity: a string, a number then one of `units` (the base unit when none),
+/// or (`bare`) a number ≥ 0 in the base unit. The pattern checks the shape only; `FromStr`
+/// above stays the one authority on values.
+fn quantity_schema(description: &str, units: &[&str], ci: bool, bare: bool, unit_required: bool) -> schemars::Schema {
+    let alts: Vec<String> = units
+        .iter()
+        .map(|u| {
+            u.chars()
+                .map(|c| match c {
+                    c if ci && c.is_ascii_alphabetic() => format!("[{}{}]", c.to_ascii_lowercase(), c.to_ascii_uppercase()),
+                    '/' | '%' | '.' => format!("\\{c}"),
+                    c => c.to_string(),
+                })
+                .collect()
+        })
+        .collect();
+    let unit = format!("({}){}", alts.join("|"), if unit_required { "" } else { "?" });
+    let pattern = format!(r"^\s*\+?([0-9]+\.?[0-9]*|\.[0-9]+)([eE][+-]?[0-9]+)?\s*{unit}\s*$");
+    let text = schemars::json_schema!({ "type": "string", "pattern": pattern });
+    if bare {
+        schemars::json_schema!({
+            "description": description,
+            "anyOf": [text, { "type": "number", "minimum": 0 }],
+        })
+    } else {
+        let mut s = text;
+        s.insert("description".into(), description.into());
+        s
+    }
+}
+
+fn names<'a>(table: &[(&'a str, u64)]) -> Vec<&'a str> {
+    table.iter().map(|(n, _)| *n).collect()
+}
+
+macro_rules! quantity_json_schema {
+    ($t:ty, $name:literal, $description:expr, $units:expr, $ci:expr, $bare:expr, $unit_required:expr) => {
+        impl schemars::JsonSchema for $t {
+            fn schema_name() -> std::borrow::Cow<'static, str> {
+                $name.into()
+            }
+            fn json_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+                quantity_schema($description, &$units, $ci, $bare, $unit_required)
+            }
+        }
+    };
+}
+
+quantity_json_schema!(
+    Rate,
+    "Rate",
+    &format!("A rate such as \"1.5Mbps\" ({RATE_HELP}); a bare number is bits/s."),
+    names(RATE_UNITS),
+    true,
+    true,
+    false
+);
+quantity_json_schema!(
+    Duration,
+    "Duration",
+    &format!("A duration such as \"50ms\" ({TIME_HELP}); a bare number is seconds."),
+    names(TIME_UNITS),
+    false,
+    true,
+    false
+);
+quantity_json_schema!(
+    Bytes,
+    "Bytes",
+    &format!("A size such as \"1MB\" ({BYTE_HELP}); a bare number is bytes."),
+    names(BYTE_UNITS),
+    false,
+    true,
+    false
+);
+quantity_json_schema!(
+    Size,
+    "Size",
+    &format!("A size in bytes ({BYTE_HELP}) or in segments of the endpoint's MSS (\"11seg\"); a bare number is bytes."),
+    [names(BYTE_UNITS), SEG_UNITS.to_vec()].concat(),
+    false,
+    true,
+    false
+);
+quantity_json_schema!(
+    QueueLimit,
+    "QueueLimit",
+    &format!("A queue limit in packets (\"25pkt\") or bytes (\"64kB\"; {BYTE_HELP}); a bare number is packets."),
+    [PKT_UNITS.to_vec(), names(BYTE_UNITS)].concat(),
+    false,
+    true,
+    false
+);
+quantity_json_schema!(
+    RateOrShare,
+    "RateOrShare",
+    &format!("A rate such as \"600kbps\" ({RATE_HELP}; a bare number is bits/s) or a share of the bottleneck such as \"60%\"."),
+    [names(RATE_UNITS), vec!["%"]].concat(),
+    true,
+    true,
+    false
+);
+quantity_json_schema!(
+    Share,
+    "Share",
+    "A share of the bottleneck such as \"10%\" (bare numbers are refused: 10 and 0.1 would be confused).",
+    ["%"],
+    false,
+    false,
+    true
+);
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -1,0 +1,185 @@
+"""Files produced from the core's scenario schema (`iwlab._core.schema()`, derived from the serde
+structs of crates/iwlab-core/src/scenario): the pydantic models `python/iwlab/scenario_model.py`
+(datamodel-code-generator) and the field reference of docs/scenario-format.md (between the
+`<!-- fields:begin -->` / `<!-- fields:end -->` markers; the prose around it is written by hand).
+
+    .venv/bin/python scripts/scenario_codegen.py           # rewrite both from the built extension
+    .venv/bin/python scripts/scenario_codegen.py --check   # exit 1 if either is out of date
+
+tests/test_scenario_schema.py runs the check.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]
+MODEL = ROOT / "python" / "iwlab" / "scenario_model.py"
+DOCS = ROOT / "docs" / "scenario-format.md"
+BEGIN, END = "<!-- fields:begin -->", "<!-- fields:end -->"
+
+HEADER = '''"""The pydantic models of the scenario format, GENERATED from the core's JSON Schema by
+scripts/scenario_codegen.py (datamodel-code-generator): do not edit; change the serde structs
+of crates/iwlab-core/src/scenario and rerun the script. `ScenarioModel` is a whole scenario file;
+validation is the core's (`iwlab.scenario.Scenario.from_data`), these give typed access
+(`Scenario.model`) and let Python build scenarios."""
+
+'''
+
+
+def schema() -> dict[str, Any]:
+    from iwlab import _core
+
+    return json.loads(_core.schema("scenario"))
+
+
+# --- the pydantic models -----------------------------------------------------------------
+
+# Class names of the `kind`s of a tagged table: the kind in CamelCase and this suffix
+# (`kind = "web"` of an app: `WebApp`; `kind = "drop-tail"` of a queue: `DropTail`).
+KIND_SUFFIX = {"App": "App", "IwSpec": "Iw", "ArrivalsSpec": "Arrivals", "LossSpec": "Loss", "DistSpec": "",
+               "QueueSpec": "", "TopologySpec": ""}
+
+
+def _titled(s: dict[str, Any]) -> dict[str, Any]:
+    s = json.loads(json.dumps(s))
+    s["title"] = "ScenarioModel"
+    for name, suffix in KIND_SUFFIX.items():
+        for v in s["$defs"][name]["oneOf"]:
+            kind = v["properties"]["kind"]["const"]
+            v["title"] = "".join(w[:1].upper() + w[1:] for w in kind.split("-")) + suffix
+            # a model of one kind knows its kind: `DropTail(limit="20pkt")`
+            v["properties"]["kind"]["default"] = kind
+            v["required"] = [k for k in v.get("required", []) if k != "kind"]
+        if len(s["$defs"][name]["oneOf"]) == 1:  # one kind so far: the table itself, not a union of one
+            s["$defs"][name] = s["$defs"][name]["oneOf"][0]
+    return s
+
+
+def model_source(s: dict[str, Any]) -> str:
+    """The generated module (deterministic for one datamodel-code-generator version)."""
+    s = _titled(s)
+    with tempfile.TemporaryDirectory() as tmp:
+        src, out = Path(tmp) / "scenario.schema.json", Path(tmp) / "scenario_model.py"
+        src.write_text(json.dumps(s, indent=2))
+        subprocess.run(
+            [str(Path(sys.executable).with_name("datamodel-codegen")),
+             "--input", str(src), "--input-file-type", "jsonschema", "--output", str(out),
+             "--output-model-type", "pydantic_v2.BaseModel", "--target-python-version", "3.10",
+             "--use-annotated", "--field-constraints", "--use-double-quotes", "--use-schema-description",
+             "--use-field-description", "--enum-field-as-literal", "all", "--use-union-operator",
+             "--use-standard-collections", "--collapse-root-models", "--disable-timestamp",
+             "--extra-fields", "forbid", "--use-title-as-name", "--base-class", "iwlab.scenario_base.ScenarioBase",
+             "--formatters", "black", "isort"],
+            check=True, capture_output=True, text=True)
+        body = out.read_text()
+    return HEADER + body[body.index("from __future__"):]
+
+
+# --- the field reference of the docs -----------------------------------------------------
+
+def _name(ref: str) -> str:
+    return ref.rsplit("/", 1)[-1]
+
+
+def _type(p: dict[str, Any]) -> str:
+    if "$ref" in p:
+        return f"[{_name(p['$ref'])}](#{_name(p['$ref']).lower()})"
+    if "const" in p:
+        return f"`{json.dumps(p['const'])}`"
+    if "enum" in p:
+        return " \\| ".join(f"`{json.dumps(v)}`" for v in p["enum"] if v is not None)
+    for key in ("anyOf", "oneOf"):
+        if key in p:
+            parts = [_type(q) for q in p[key] if q.get("type") != "null"]
+            return " or ".join(dict.fromkeys(parts))
+    t = p.get("type")
+    if isinstance(t, list):
+        t = [x for x in t if x != "null"][0]
+    if t == "array":
+        return f"list of {_type(p.get('items', {}))}"
+    if t == "object" and "additionalProperties" in p and isinstance(p["additionalProperties"], dict):
+        return f"table of {_type(p['additionalProperties'])}"
+    if t == "string" and "pattern" in p:
+        return "string (with a unit)"
+    return t or "any"
+
+
+def _text(s: str | None) -> str:
+    # one line; rustdoc's links ([`TcpConfig::default`]) read as plain code here
+    text = re.sub(r"\[`([^`]+)`\](\([^)]*\))?", r"`\1`", " ".join((s or "").split()))
+    return text.replace("|", "\\|")
+
+
+def _default(p: dict[str, Any], required: bool) -> str:
+    if required:
+        return "required"
+    if "default" in p and p["default"] is not None:
+        return f"`{json.dumps(p['default'], ensure_ascii=False)}`"
+    return "—"
+
+
+def _table(obj: dict[str, Any]) -> list[str]:
+    req = set(obj.get("required", []))
+    rows = ["| key | type | default | meaning |", "|---|---|---|---|"]
+    for key, p in obj.get("properties", {}).items():
+        rows.append(f"| `{key}` | {_type(p)} | {_default(p, key in req)} | {_text(p.get('description'))} |")
+    return rows
+
+
+def _objects(name: str, d: dict[str, Any]) -> list[tuple[str, dict[str, Any]]]:
+    """(heading, object schema) of a definition: itself, or each `kind` of a tagged union."""
+    if "properties" in d:
+        return [(name, d)]
+    out = []
+    for v in d.get("oneOf", []) + d.get("anyOf", []):
+        kind = v.get("properties", {}).get("kind", {}).get("const")
+        if kind is not None:
+            out.append((f'{name}: kind = "{kind}"', v))
+    return out
+
+
+def docs_section(s: dict[str, Any]) -> str:
+    lines = [BEGIN, "", "### Scenario", "", _text(s.get("description")), "", *_table(s)]
+    for name, d in sorted(s.get("$defs", {}).items()):
+        lines += ["", f"### {name}", ""]
+        if d.get("description"):
+            lines += [_text(d["description"]), ""]
+        objs = _objects(name, d)
+        if not objs:
+            lines += [f"Type: {_type(d)}."]
+        for heading, obj in objs:
+            if heading != name:
+                lines += [f"**{heading}**" + (f" — {_text(obj.get('description'))}" if obj.get("description") else ""), ""]
+            lines += [*_table(obj), ""]
+    return "\n".join(line for line in lines).rstrip() + "\n\n" + END
+
+
+def docs_text(s: dict[str, Any]) -> str:
+    text = DOCS.read_text()
+    a, b = text.index(BEGIN), text.index(END) + len(END)
+    return text[:a] + docs_section(s) + text[b:]
+
+
+def main(argv: list[str]) -> int:
+    s = schema()
+    want = {MODEL: model_source(s), DOCS: docs_text(s)}
+    stale = [p for p, t in want.items() if not p.exists() or p.read_text() != t]
+    if "--check" in argv:
+        for p in stale:
+            print(f"{p.relative_to(ROOT)} is out of date: run scripts/scenario_codegen.py", file=sys.stderr)
+        return 1 if stale else 0
+    for p in stale:
+        p.write_text(want[p])
+        print(f"wrote {p.relative_to(ROOT)}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
