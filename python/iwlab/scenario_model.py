@@ -300,6 +300,10 @@ class Tcp(_Model):
         None, description="The window of the resends after an RTO: 'from-snd-una' (go-back-N within snd.una + cwnd, "
                           "SACKed segments included; default) or 'packets-in-flight' (Linux tcp_xmit_retransmit_queue: "
                           "resend while the packets in flight, SACKed ones not counted, are below cwnd)")
+    reordering: Optional[Literal["fixed", "learned"]] = Field(
+        None, description="The degree of reordering: 'fixed' (dupthresh throughout; default) or 'learned' (Linux "
+                          "tcp_check_sack_reordering: raised from SACKs below the highest SACKed; above dupthresh, "
+                          "ACKs that only SACK data grow cwnd)")
     frto: Optional[bool] = Field(
         None, description="F-RTO after an RTO (RFC 5682 with SACK, Linux tcp_frto = 2): undo a spurious RTO (default false)")
     dsack: Optional[bool] = Field(
@@ -319,7 +323,7 @@ PROFILES: dict[str, dict[str, Any]] = {
         "cubic": {"ssthresh_from": "cwnd", "arithmetic": "linux"}, "timers": "linux", "rto_ssthresh": "once-per-window",
         "pacer": "linux",
         "cwnd_growth": "cwnd-limited", "idle_restart": "halve-per-rto", "fin": "after-write",
-        "rto_window": "packets-in-flight",
+        "rto_window": "packets-in-flight", "reordering": "learned",
         "frto": True, "dsack": True, "undo": True,
     },
 }
