@@ -11,7 +11,6 @@
 //! Linux's `tcp_write_wakeup()` sends what fits of a partial segment when the window is open
 //! but smaller than the next segment; the engine probes with the zero-length segment then too.
 
-use super::tcb::{Tcb, TxSeg};
 use crate::engine::{SimDuration, SimTime};
 
 /// `net.ipv4.tcp_retries2`'s default: the backoff stops doubling there.
@@ -28,19 +27,6 @@ pub(crate) struct Persist {
     /// `tcp.min_rto` (TCP_RTO_MIN) and `tcp.max_rto` (TCP_RTO_MAX).
     min_rto: SimDuration,
     max_rto: SimDuration,
-}
-
-impl Tcb {
-    /// Does the sender wait on the peer's window alone: data to send, nothing in flight, and
-    /// no room for the next segment (`tcp_check_probe_timer()` after `tcp_write_xmit()` sent
-    /// nothing)?
-    pub(crate) fn window_blocks(&self) -> bool {
-        if self.snd_una != self.snd_max || !self.has_new_data() {
-            return false;
-        }
-        let next = (self.data_end - self.snd_nxt).min(self.mss as u64).max(1);
-        self.snd_nxt + next > self.rwnd_edge()
-    }
 }
 
 impl Persist {
@@ -76,9 +62,9 @@ impl Persist {
         }
     }
 
-    /// The timer expired: the probe to send (at `snd_una` − 1), and the timer re-armed with
-    /// one more doubling.
-    pub fn on_timer(&mut self, blocked: bool, rto: SimDuration, snd_una: u64, now: SimTime) -> Option<TxSeg> {
+    /// The timer expired: the sequence number of the probe to send (`snd_una` − 1: a
+    /// zero-length segment), and the timer re-armed with one more doubling.
+    pub fn on_timer(&mut self, blocked: bool, rto: SimDuration, snd_una: u64, now: SimTime) -> Option<u64> {
         if !blocked {
             self.stop();
             return None;
@@ -86,7 +72,7 @@ impl Persist {
         self.probes += 1;
         self.backoff = (self.backoff + 1).min(MAX_BACKOFF);
         self.at = Some(now + self.when(rto));
-        Some(TxSeg { seq: snd_una - 1, len: 0, fin: false, retransmit: false })
+        Some(snd_una - 1)
     }
 }
 
@@ -107,8 +93,7 @@ mod tests {
         // A second check while armed keeps the deadline.
         p.check(true, ms(300), t0 + ms(100));
         assert_eq!(p.at, Some(t0 + ms(300)));
-        let probe = p.on_timer(true, ms(300), 26001, t0 + ms(300)).unwrap();
-        assert_eq!((probe.seq, probe.len, probe.fin), (26000, 0, false));
+        assert_eq!(p.on_timer(true, ms(300), 26001, t0 + ms(300)), Some(26000));
         assert_eq!((p.at, p.probes), (Some(t0 + ms(900)), 1));
         p.on_timer(true, ms(300), 26001, t0 + ms(900)).unwrap();
         assert_eq!((p.at, p.probes), (Some(t0 + ms(2100)), 2));

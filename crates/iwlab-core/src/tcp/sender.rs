@@ -631,7 +631,9 @@ impl Sender {
         if self.tcb.persist.at.is_some_and(|t| t <= now) {
             let t = &mut self.tcb;
             let (blocked, rto) = (t.window_blocks(), t.rtt.rto());
-            out.extend(t.persist.on_timer(blocked, rto, t.snd_una, now));
+            if let Some(seq) = t.persist.on_timer(blocked, rto, t.snd_una, now) {
+                out.push(TxSeg { seq, len: 0, fin: false, retransmit: false });
+            }
         }
         if self.tcb.rto_at.is_some_and(|t| t <= now) {
             self.tcb.rto_at = None;

@@ -215,6 +215,17 @@ impl Tcb {
         (self.dupacks as u64).min(self.outstanding.len().saturating_sub(1) as u64)
     }
 
+    /// Does the sender wait on the peer's window alone: data to send, nothing in flight, and
+    /// no room for the next segment? The persist timer's condition (`persist.rs`; Linux
+    /// `tcp_check_probe_timer()` after `tcp_write_xmit()` sent nothing).
+    pub(crate) fn window_blocks(&self) -> bool {
+        if self.snd_una != self.snd_max || !self.has_new_data() {
+            return false;
+        }
+        let next = (self.data_end - self.snd_nxt).min(self.mss as u64).max(1);
+        self.snd_nxt + next > self.rwnd_edge()
+    }
+
     /// The first unacknowledged segment, for retransmission.
     pub(crate) fn first_unacked(&self) -> Option<TxSeg> {
         self.outstanding.front().map(|o| TxSeg { seq: o.seq, len: o.len(), fin: o.fin(), retransmit: true })
