@@ -134,7 +134,7 @@ def test_batch_summary_per_class_and_reports_with_the_rule_table(tmp_path):
 
 def _entry(*args):
     """The installed `iwlab` script's entry point (pyproject: iwlab.entry:console_main)."""
-    code = "import sys; sys.argv[0] = 'iwlab'; from iwlab.entry import console_main; console_main()"
+    code = "from iwlab.entry import console_main; console_main()"  # program name "-c", as in _cli
     return subprocess.run([sys.executable, "-c", code, "conform", *args], capture_output=True, text=True, timeout=120)
 
 
