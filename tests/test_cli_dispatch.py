@@ -51,7 +51,7 @@ def test_the_iwlab_script_is_console_main():
     import tomllib
 
     scripts = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["scripts"]
-    assert scripts["iwlab"] == "iwlab.cli:console_main"
+    assert scripts["iwlab"] == "iwlab.entry:console_main"
 
 
 def _files(out: Path) -> dict:

@@ -130,3 +130,29 @@ def test_batch_summary_per_class_and_reports_with_the_rule_table(tmp_path):
     assert data["summary"] == {"PASS": 0, "FAIL": 0, "UNSUPPORTED": 1, "ERROR": 0}
     assert data["scripts"][0]["needs"]["line"] == 1 and "fq" in data["scripts"][0]["needs"]["what"]
     assert html.read_text().startswith("<!doctype html>") and "<td>fq pacing / TSO autosizing</td>" in html.read_text()
+
+
+def _entry(*args):
+    """The installed `iwlab` script's entry point (pyproject: iwlab.entry:console_main)."""
+    code = "from iwlab.entry import console_main; console_main()"  # program name "-c", as in _cli
+    return subprocess.run([sys.executable, "-c", code, "conform", *args], capture_output=True, text=True, timeout=120)
+
+
+def test_the_entry_point_runs_conform_without_typer_as_the_typer_command_does(tmp_path):
+    good = _write(tmp_path, "fresh.pkt", FRESH)
+    bad = _write(tmp_path, "wrong.pkt", FRESH.replace("> P. 1:3001(3000)", "> P. 1:4001(4000)"))
+    for argv in ([good], ["--json", good, bad], ["--tolerance_usecs", "1000", bad, good],
+                 ["--report", str(tmp_path / "r.md"), good], ["--report", str(tmp_path / "no" / "r.md"), good],
+                 # not well-formed: the typer command answers (help, one-line usage errors)
+                 [], ["--help"], ["--tolerance-usecs", "x", good], ["--tolerance-usecs", "-1", good],
+                 ["--bogus", good]):
+        fast, typer_cli = _entry(*argv), _cli(*argv)
+        assert (fast.returncode, fast.stdout, fast.stderr) == (typer_cli.returncode, typer_cli.stdout,
+                                                               typer_cli.stderr), argv
+    probe = ("import sys; sys.argv = ['iwlab', 'conform', %r]\nfrom iwlab.entry import console_main\n"
+             "try:\n    console_main()\nexcept SystemExit as e:\n    assert e.code == 0, e.code\n"
+             "print(sorted(m for m in sys.modules if m.split('.')[0] in ('typer', 'click') or m.startswith('iwlab.cli')),"
+             " file=sys.stderr)" % good)
+    p = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=120)
+    assert p.returncode == 0, p.stderr
+    assert p.stderr.strip().splitlines()[-1] == "[]"

@@ -71,7 +71,7 @@ impl Rule {
                 "tcp_add_reno_sack(), tcp_remove_reno_sacks() (tcp_input.c): each dupack counts as sacked_out and delivered, so the ACK that ends the episode grows cwnd by what it newly delivered less the dupacks"
             }
             Rule::ReorderingDegree => {
-                "tcp_check_sack_reordering() (tcp_input.c): tp->reordering = max(reordering, (fack - start_seq) / mss + 1), capped by sysctl_tcp_max_reordering; counts tp->reord_seen"
+                "tcp_check_sack_reordering() (tcp_input.c): a segment sent once and delivered below fack (tcp_highest_sack_seq()) raises tp->reordering to ceil((fack - start_seq) / mss), capped by sysctl_tcp_max_reordering; counts tp->reord_seen"
             }
             Rule::RackReoTimerPrr => {
                 "tcp_rack_reo_timeout() (tcp_recovery.c) -> tcp_enter_recovery(), tcp_cwnd_reduction() (PRR)"

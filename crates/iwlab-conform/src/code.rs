@@ -277,8 +277,8 @@ mod tests {
     #[test]
     fn fields_and_statements_without_engine_meaning_are_unsupported() {
         let mut it = Interp::default();
-        let e = it.run("assert tcpi_retrans == 0", Some(&info()), 1460, &mut Vec::new()).unwrap_err();
-        assert!(matches!(e, Stop::Unsupported(0, m) if m.contains("tcpi_retrans")));
+        let e = it.run("assert tcpi_rcv_mss == 0", Some(&info()), 1460, &mut Vec::new()).unwrap_err();
+        assert!(matches!(e, Stop::Unsupported(0, m) if m.contains("tcpi_rcv_mss")));
         let e = it.run("x = 1\nfor i in (1, 2): pass", Some(&info()), 1460, &mut Vec::new()).unwrap_err();
         assert_eq!(e, Stop::Unsupported(1, "the Python statement `for`".into()));
         let e = it.run("assert nosuch == 1", Some(&info()), 1460, &mut Vec::new()).unwrap_err();

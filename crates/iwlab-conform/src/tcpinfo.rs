@@ -37,14 +37,12 @@ pub const CONSTANTS: &[(&str, i128)] = &[
 
 /// Fields of `struct tcp_info` the engine has no value for, with what Linux reports in them.
 pub const NOT_MODELLED: &[(&str, &str)] = &[
-    ("tcpi_probes", "zero-window probes sent unanswered (icsk_probes_out)"),
     ("tcpi_options", "negotiated options bit set (TCPI_OPT_*)"),
     ("tcpi_snd_wscale", "the peer's window scale (the engine has no window scaling)"),
     ("tcpi_rcv_wscale", "our window scale (the engine has no window scaling)"),
     ("tcpi_delivery_rate_app_limited", "the delivery-rate sample was app-limited"),
     ("tcpi_ato", "delayed-ACK timeout (icsk_ack.ato)"),
     ("tcpi_rcv_mss", "the MSS estimated from received segments (icsk_ack.rcv_mss)"),
-    ("tcpi_retrans", "segments retransmitted and not yet ACKed or SACKed (tp->retrans_out)"),
     ("tcpi_fackets", "always 0 since Linux 4.18"),
     ("tcpi_last_data_sent", "ms since the last data sent"),
     ("tcpi_last_ack_sent", "not filled by Linux"),
@@ -68,7 +66,6 @@ pub const NOT_MODELLED: &[(&str, &str)] = &[
     ("tcpi_bytes_sent", "bytes sent, retransmissions included"),
     ("tcpi_bytes_retrans", "bytes retransmitted"),
     ("tcpi_dsack_dups", "D-SACK blocks received"),
-    ("tcpi_reord_seen", "reordering events detected (tp->reord_seen)"),
     ("tcpi_rcv_ooopack", "out-of-order packets received"),
     ("tcpi_snd_wnd", "the peer's advertised window"),
     ("tcpi_rcv_wnd", "our advertised window"),
@@ -127,7 +124,9 @@ mod tests {
         let info = TcpInfo { snd_cwnd: 10, ..Default::default() };
         assert_eq!(field("tcpi_snd_cwnd", &info, 1460), Field::Value(10));
         assert_eq!(field("tcpi_advmss", &info, 1000), Field::Value(1000));
-        assert!(matches!(field("tcpi_retrans", &info, 1460), Field::NotModelled(w) if w.contains("retrans_out")));
+        let info = TcpInfo { retrans: 2, ..info };
+        assert_eq!(field("tcpi_retrans", &info, 1460), Field::Value(2));
+        assert!(matches!(field("tcpi_rcv_mss", &info, 1460), Field::NotModelled(w) if w.contains("rcv_mss")));
         assert_eq!(field("tcpi_nonsense", &info, 1460), Field::Unknown);
         assert_eq!(constant("TCP_CA_Recovery"), Some(3));
     }

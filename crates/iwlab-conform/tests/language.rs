@@ -64,7 +64,7 @@ fn what_the_engine_cannot_run_is_unsupported_with_its_line_never_a_parse_error()
         ("+0 < [ect0] SEWA 0:0(0) win 32792 <mss 1000>", "AccECN flags"),
         ("+0 poll([{fd=3, events=POLLIN, revents=0}], 1, 0) = 0", "the system call poll()"),
         ("+0 setsockopt(3, SOL_TCP, TCP_FASTOPEN, [1], 4) = 0", "the socket option TCP_FASTOPEN"),
-        ("+0 %{ assert tcpi_probes == 0 }%", "tcp_info field tcpi_probes"),
+        ("+0 %{ assert tcpi_rcv_mss == 0 }%", "tcp_info field tcpi_rcv_mss"),
     ] {
         let r = run(&format!("{CLIENT}{line}\n"));
         assert_eq!(r.status(), Status::Unsupported, "{line}");

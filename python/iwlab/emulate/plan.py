@@ -261,6 +261,8 @@ def kernel_settings(tcp: dict[str, Any], notes: list[str]) -> Kernel:
     if tcp["rto_window"] != "packets-in-flight":
         notes.append("tcp.rto_window: after an RTO Linux resends while the packets in flight, SACKed ones not "
                      "counted, are below cwnd (\"packets-in-flight\")")
+    if tcp["reordering"] != "learned":
+        notes.append("tcp.reordering: Linux learns the degree of reordering from SACKs (\"learned\")")
     if (tcp.get("paced_iw") or tcp.get("pacing")) and tcp.get("pacer", "exact") != "linux":
         # tcp_update_skb_after_send(): "Original sch_fq does not pace first 10 MSS".
         notes.append("tcp.pacer: Linux leaves a connection's first 10 data segments unpaced and forgives a late "

@@ -17,7 +17,7 @@ TCP_DEFAULTS: dict[str, Any] = {
     "prr": False, "hystart": False, "quickack": 0, "timers": "rfc", "rto_ssthresh": "each-expiry",
     "pacer": "exact",
     "cwnd_growth": "every-ack", "idle_restart": "rfc5681", "fin": "with-write",
-    "rto_window": "from-snd-una",
+    "rto_window": "from-snd-una", "reordering": "fixed",
     "frto": False, "dsack": False, "undo": False,
 }
 

@@ -460,6 +460,11 @@ pub struct TcpSpec {
     /// counted, are below cwnd).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub rto_window: Option<String>,
+    /// The degree of reordering: `"fixed"` (`dupthresh` throughout; default) or `"learned"`
+    /// (Linux tcp_check_sack_reordering: raised from SACKs of segments below the highest
+    /// SACKed; above `dupthresh`, ACKs that only SACK data grow cwnd).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reordering: Option<String>,
     /// F-RTO (RFC 5682 with SACK, Linux net.ipv4.tcp_frto = 2): after an RTO, an ACK of data
     /// never retransmitted shows the timeout was spurious and undoes it; the first ACK of the
     /// retransmission lets new data out instead of more retransmissions (default false).

@@ -38,6 +38,7 @@ cwnd_growth = "cwnd-limited"                     # tcp_cong_control(): tcp_is_cw
 idle_restart = "halve-per-rto"                   # tcp_cwnd_restart()
 fin = "after-write"                              # tcp_send_fin(), tcp_cwnd_test()
 rto_window = "packets-in-flight"                 # tcp_xmit_retransmit_queue(), tcp_packets_in_flight()
+reordering = "learned"                           # tcp_check_sack_reordering(), tcp_may_raise_cwnd()
 frto = true                                      # net.ipv4.tcp_frto = 2: tcp_process_loss()
 dsack = true                                     # net.ipv4.tcp_dsack = 1: tcp_dsack_set(), tcp_check_dsack()
 undo = true                                      # tcp_try_undo_recovery/_dsack/_loss()

@@ -58,6 +58,7 @@ macro_rules! tcp_spec_fields {
             idle_restart,
             fin,
             rto_window,
+            reordering,
             frto,
             dsack,
             undo
@@ -360,6 +361,19 @@ pub(crate) fn tcp_config(base: &TcpSpec, over: &TcpSpec, path_of: &dyn Fn(&str) 
                     path_of("rto_window"),
                     format!("{name:?}"),
                     "one of [\"from-snd-una\", \"packets-in-flight\"]",
+                ))
+            }
+        };
+    }
+    if let Some(name) = &s.reordering {
+        c.reordering_learned = match name.as_str() {
+            "fixed" => false,
+            "learned" => true,
+            _ => {
+                return Err(ScenarioError::value(
+                    path_of("reordering"),
+                    format!("{name:?}"),
+                    "one of [\"fixed\", \"learned\"]",
                 ))
             }
         };

@@ -159,8 +159,20 @@ pub(crate) fn after_ack(rec: &mut AnyRecovery, c: &mut Ctx, now: SimTime, out: &
 /// RACK's reordering timer expired (RFC 8985 §6.3): detect again, maybe enter recovery.
 /// The sender then sends what recovery allows.
 pub(crate) fn on_rack_timer(rec: &mut AnyRecovery, c: &mut Ctx, now: SimTime, out: &mut Vec<TxSeg>) {
-    if rec.detect(c, now, false) {
-        start_recovery(rec, c, now, out, true);
+    if !rec.detect(c, now, false) {
+        return;
+    }
+    let prr_first = c.m.prr.bound() == Some(ReductionBound::Linux);
+    start_recovery(rec, c, now, out, !prr_first);
+    if prr_first {
+        // Linux tcp_rack_reo_timeout(): tcp_enter_recovery(), then tcp_cwnd_reduction(sk, 1, 0,
+        // 0) — PRR's first step as for an ACK that delivered one segment and did not advance
+        // snd.una (not a safe ACK) — then tcp_xmit_retransmit_queue() sends what it allows.
+        let (delivered, advanced) = (c.t.delivered, c.t.ack_advanced);
+        (c.t.delivered, c.t.ack_advanced) = (c.t.w.mss, false);
+        c.m.prr.on_ack(c.t, |t| rec.pipe(t));
+        (c.t.delivered, c.t.ack_advanced) = (delivered, advanced);
+        rec.fast_retransmit(c, now, out);
     }
 }
 
@@ -236,6 +248,8 @@ pub(crate) fn enter_loss(c: &mut Ctx, now: SimTime) {
         (t.in_recovery() || (t.ca == CaState::Loss && t.rtt.backoff() > 0)) && t.snd_una < t.recover;
     // Linux tcp_enter_loss(): what an undo would restore, and whether F-RTO runs.
     c.m.undo.on_enter_loss(t, reduced);
+    let open_or_disorder = matches!(reported(t), CaState::Open | CaState::Disorder);
+    t.reordering.on_rto(open_or_disorder, t.outstanding.sacked_segments());
     t.frto_new = None;
     if !(t.rto_keeps_reduced_ssthresh && reduced) {
         // RFC 5681 (4): ssthresh = max(FlightSize/2, 2*SMSS).

@@ -82,6 +82,10 @@ pub struct TcpConfig {
     pub granularity: SimDuration,
     /// Dup ACKs that trigger fast retransmit.
     pub dupthresh: u32,
+    /// Linux `tcp_check_sack_reordering()`: learn the degree of reordering from SACKs (it
+    /// starts at `dupthresh`), and while it is above `dupthresh` let ACKs that only SACK data
+    /// grow cwnd (`tcp_may_raise_cwnd()`; `reordering.rs`). Off: the degree stays `dupthresh`.
+    pub reordering_learned: bool,
     /// RFC 3042 Limited Transmit.
     pub limited_transmit: bool,
     /// RFC 3465 Appropriate Byte Counting with limit L (segments); `None` counts ACKs.
@@ -160,6 +164,7 @@ impl Default for TcpConfig {
             max_rto: SimDuration::from_secs(60),
             granularity: SimDuration::ZERO,
             dupthresh: 3,
+            reordering_learned: false,
             limited_transmit: false,
             abc_l: None,
             syn_loss: SynLossRule::Rfc6928,

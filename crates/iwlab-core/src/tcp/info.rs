@@ -51,10 +51,20 @@ pub struct TcpInfo {
     pub snd_ssthresh: u64,
     /// `tcpi_snd_cwnd`: congestion window, segments.
     pub snd_cwnd: u64,
-    /// `tcpi_reordering`: the duplicate threshold in force (`tp->reordering`).
+    /// `tcpi_reordering`: the degree of reordering in force (`tp->reordering`): `tcp.dupthresh`,
+    /// raised from SACKs with `tcp.reordering = "learned"` (`reordering.rs`).
     pub reordering: u32,
     /// `tcpi_total_retrans`: every retransmitted segment (`total_retrans`).
     pub total_retrans: u64,
+    /// `tcpi_retrans`: segments retransmitted and not yet delivered or deemed lost again
+    /// (`retrans_out`), from the octets in MSS units, rounded up.
+    pub retrans: u32,
+    /// `tcpi_probes`: zero-window probes sent since the window closed (`icsk_probes_out`,
+    /// `persist.rs`).
+    pub probes: u32,
+    /// `tcpi_reord_seen`: reordering events detected from SACKs (`tp->reord_seen`,
+    /// `reordering.rs`).
+    pub reord_seen: u32,
     /// `tcpi_delivered`: segments delivered (`tp->delivered`): 1 for the SYN or SYN-ACK, then
     /// full-MSS segments ACKed cumulatively plus segments SACKed.
     pub delivered: u64,
@@ -86,6 +96,9 @@ impl TcpInfo {
         "tcpi_snd_cwnd",
         "tcpi_reordering",
         "tcpi_total_retrans",
+        "tcpi_retrans",
+        "tcpi_reord_seen",
+        "tcpi_probes",
         "tcpi_delivered",
         "tcpi_data_segs_out",
         "tcpi_bytes_acked",
@@ -111,6 +124,9 @@ impl TcpInfo {
             "tcpi_snd_cwnd" => self.snd_cwnd,
             "tcpi_reordering" => self.reordering as u64,
             "tcpi_total_retrans" => self.total_retrans,
+            "tcpi_retrans" => self.retrans as u64,
+            "tcpi_reord_seen" => self.reord_seen as u64,
+            "tcpi_probes" => self.probes as u64,
             "tcpi_delivered" => self.delivered,
             "tcpi_data_segs_out" => self.data_segs_out,
             "tcpi_bytes_acked" => self.bytes_acked,
@@ -135,7 +151,8 @@ impl Endpoint {
             State::Listen => 10,
         };
         let synced = matches!(self.state, State::Established | State::TimeWait);
-        let sacked = s.outstanding.sacked_segments();
+        // Without SACK Linux counts duplicate ACKs as SACKed segments (`tcp_add_reno_sack()`).
+        let sacked = s.outstanding.sacked_segments() + s.reno_sacked();
         let lost = s.outstanding.lost_bytes_marked().div_ceil(mss);
         // Data bytes ACKed: snd_una counts the SYN (sequence 0) and, once ACKed, our FIN.
         let bytes_acked = s.snd_una.saturating_sub(1).min(s.bytes_written());
@@ -164,8 +181,11 @@ impl Endpoint {
                 s.w.ssthresh / mss
             },
             snd_cwnd: s.w.cwnd / mss,
-            reordering: s.dupthresh,
+            reordering: s.reordering.degree,
             total_retrans: s.stats.retransmits,
+            retrans: s.outstanding.retrans_out_bytes().div_ceil(mss) as u32,
+            reord_seen: s.reordering.seen,
+            probes: s.persist.probes,
             delivered: if synced { 1 + bytes_acked / mss + sacked } else { 0 },
             data_segs_out: s.stats.data_segments_sent,
             bytes_acked,

@@ -21,8 +21,10 @@ pub mod endpoint;
 pub mod info;
 pub mod iw;
 pub mod pacing;
+mod persist;
 pub mod receiver;
 pub mod recovery;
+pub mod reordering;
 #[cfg(test)]
 mod recovery_tests;
 pub mod rto;

@@ -181,6 +181,14 @@ pub(crate) struct Scoreboard {
     /// The lowest end of a segment sent once and newly SACKed since the sender last reset it
     /// (`u64::MAX`: none): Linux's FLAG_ORIG_SACK_ACKED for F-RTO (`recovery/undo.rs`).
     pub(crate) orig_sacked_end: u64,
+    /// The highest end of a SACKed segment (valid while any is SACKed): Linux's fack,
+    /// `tcp_highest_sack_seq()` (`reordering.rs`).
+    high_sacked_end: u64,
+    /// Set by [`Scoreboard::begin_sacks`]: fack before the ACK's SACK blocks, and the lowest
+    /// start of a segment sent once and newly SACKed below it (`u64::MAX`: none) — the
+    /// reordering `tcp_sacktag_one()` notes in `state->reord`.
+    fack_before: u64,
+    pub(crate) sacked_out_of_order: u64,
 }
 
 impl Scoreboard {
@@ -202,6 +210,9 @@ impl Scoreboard {
             rxt_bytes: 0,
             rack: rack.then(|| Box::new(RackList { head: NONE, tail: NONE, pred: NONE, ..RackList::default() })),
             orig_sacked_end: u64::MAX,
+            high_sacked_end: 0,
+            fack_before: 0,
+            sacked_out_of_order: u64::MAX,
         }
     }
 
@@ -238,6 +249,23 @@ impl Scoreboard {
         self.sacked_count
     }
 
+    /// Linux's fack (`tcp_highest_sack_seq()`): the end of the highest SACKed segment, or
+    /// `snd_una` when none is SACKed.
+    pub fn fack(&self, snd_una: u64) -> u64 {
+        if self.sacked_count > 0 {
+            self.high_sacked_end
+        } else {
+            snd_una
+        }
+    }
+
+    /// Before an ACK's SACK blocks are marked: remember fack, forget the last ACK's
+    /// out-of-order SACK.
+    pub fn begin_sacks(&mut self, snd_una: u64) {
+        self.fack_before = self.fack(snd_una);
+        self.sacked_out_of_order = u64::MAX;
+    }
+
     /// SACKed payload bytes outstanding (for PRR's DeliveredData, RFC 6937 §3).
     pub fn sacked_bytes(&self) -> u64 {
         self.sacked_len
@@ -246,6 +274,13 @@ impl Scoreboard {
     /// Bytes deemed lost (RFC 6675 IsLost, or RACK's marks when it runs): PRR's "new loss".
     pub fn lost_bytes_marked(&self) -> u64 {
         self.rack.as_deref().map_or(self.lost_bytes, |r| r.lost_bytes)
+    }
+
+    /// Octets retransmitted and neither delivered nor deemed lost again (Linux's
+    /// `retrans_out`): RACK's count of resends since marked lost, else (RFC 6675) the unSACKed
+    /// octets below HighRxt.
+    pub fn retrans_out_bytes(&self) -> u64 {
+        self.rack.as_deref().map_or(self.rxt_bytes, |r| r.rexmit_bytes)
     }
 
     /// Appends a newly sent segment.
@@ -382,10 +417,16 @@ impl Scoreboard {
         let o = self.at_mut(i);
         o.flags |= SACKED;
         o.skip = 1;
-        let (tx, end) = (o.tx, o.end());
+        let (tx, seq, end) = (o.tx, o.seq, o.end());
         if tx == 1 {
             self.orig_sacked_end = self.orig_sacked_end.min(end);
+            // tcp_sacktag_one(): a segment sent once, newly SACKed below fack, was reordered
+            // (blocks are marked in any order: fack before this ACK is the bound).
+            if seq < self.fack_before {
+                self.sacked_out_of_order = self.sacked_out_of_order.min(seq);
+            }
         }
+        self.high_sacked_end = if self.sacked_count == 0 { end } else { self.high_sacked_end.max(end) };
         let o = self.at(i);
         let (n, len) = (o.octets(), o.len as u64);
         self.sacked_count += 1;

@@ -13,11 +13,13 @@ use super::ca_state;
 use super::cc::{AckInfo, Congestion, CongestionOps};
 use super::config::TcpConfig;
 use super::pacing::Pacer;
+use super::persist::Persist;
 use super::recovery::dsack::{self, Dsack};
 use super::recovery::prr::PrrState;
 use super::recovery::tlp::{Tlp, TlpAck};
 use super::recovery::undo::{LossAck, Undo};
 use super::recovery::{AnyRecovery, Ctx, Mechanisms, RecoveryOps};
+use super::reordering::Reordering;
 use super::rto::{RtoRule, RttEstimator};
 use super::rtt_sample::{AckedSegments, RttSamples};
 use super::scoreboard::Scoreboard;
@@ -56,6 +58,7 @@ impl Sender {
             w: Window { cwnd: mss, ssthresh: cfg.initial_ssthresh, mss, abc_l: cfg.abc_l, bytes_acked: 0 },
             rtt: RttEstimator::new(cfg.initial_rto, cfg.min_rto, cfg.max_rto, cfg.granularity).with_rule(cfg.timers),
             dupthresh: cfg.dupthresh,
+            reordering: Reordering::new(cfg.dupthresh, cfg.reordering_learned),
             limited_transmit: cfg.limited_transmit,
             sack,
             timestamps,
@@ -73,6 +76,7 @@ impl Sender {
             partial_acks: 0,
             rto_at: None,
             rack_at: None,
+            persist: Persist::new(cfg.min_rto, cfg.max_rto),
             last_send: None,
             ecn_recover: 0,
             cwr_pending: false,
@@ -166,10 +170,11 @@ impl Sender {
     /// When the sender's next timer fires: the RTO, or RACK's reordering timer or the TLP
     /// probe timer when those are on (`on_rto` handles all three).
     pub fn rto_deadline(&self) -> Option<SimTime> {
-        SimTime::earliest(
+        let t = SimTime::earliest(
             SimTime::earliest(self.tcb.rto_at, self.tcb.rack_at),
             self.mech.tlp.as_ref().and_then(|t| t.at),
-        )
+        );
+        SimTime::earliest(t, self.tcb.persist.at)
     }
     /// The retransmission timer alone.
     #[cfg(test)]
@@ -215,12 +220,15 @@ impl Sender {
         if ack > self.tcb.snd_max {
             return; // acknowledges something never sent: ignore (RFC 9293 §3.10.7.4)
         }
+        self.tcb.persist.on_ack();
         // RFC 2883 D-SACK: read before the probe's episode and the scoreboard change.
         let dsack = self.mech.dsack.enabled.then(|| dsack::block(seg)).flatten();
         let probe_end = self.mech.tlp.as_ref().and_then(|t| t.end_seq);
         self.mech.undo.on_ack_start(&self.tcb, seg.ts.map(|(_, ecr)| ecr));
         let in_loss = self.tcb.in_loss();
         self.tcb.outstanding.orig_sacked_end = u64::MAX;
+        // tcp_ack(): prior_fack, for a hole the cumulative ACK fills (tcp_clean_rtx_queue()).
+        let prior_fack = self.tcb.outstanding.fack(self.tcb.snd_una);
         // RFC 8985 §7.4.2: a probe that repaired a loss reduces cwnd (and this ACK does not grow it).
         let tlp_reduced =
             self.mech.tlp.as_mut().is_some_and(|p| p.process_ack(&self.tcb, seg, dsack) == TlpAck::Repaired);
@@ -250,8 +258,11 @@ impl Sender {
         // RFC 3168 §6.1.2: no cwnd increase in response to the ACK whose ECE we acted on.
         let reduced = ecn && seg.flags.contains(Flags::ECE) && ca_state::on_ece(&mut self.ctx(), now);
         if ack > self.tcb.snd_una {
-            frto_send = self.on_new_ack(now, seg, !reduced && !tlp_reduced, in_loss, out);
+            frto_send = self.on_new_ack(now, seg, !reduced && !tlp_reduced, in_loss, prior_fack, out);
         } else {
+            if !reduced && !tlp_reduced {
+                self.grow_on_sacks(now, seg);
+            }
             let t = &self.tcb;
             let dup = ack == t.snd_una && seg.len == 0 && !seg.is_syn() && !seg.is_fin() && t.snd_max > t.snd_una;
             if in_loss {
@@ -290,11 +301,20 @@ impl Sender {
     }
 
     /// An ACK of new data; true when F-RTO wants new data sent after it (`recovery/undo.rs`).
-    fn on_new_ack(&mut self, now: SimTime, seg: &Segment, grow: bool, in_loss: bool, out: &mut Vec<TxSeg>) -> bool {
+    fn on_new_ack(
+        &mut self,
+        now: SimTime,
+        seg: &Segment,
+        grow: bool,
+        in_loss: bool,
+        prior_fack: u64,
+        out: &mut Vec<TxSeg>,
+    ) -> bool {
         let ack = seg.ack;
         let t = &mut self.tcb;
         let acked = ack - t.snd_una;
         let flight_before = t.flight_size();
+        let reno_sacked = t.reno_sacked();
         // Pop what is now cumulatively acknowledged, noting the send times Karn's rule allows
         // an RTT sample from (`rtt_sample.rs`).
         let mut covered = AckedSegments::default();
@@ -303,12 +323,17 @@ impl Sender {
         let sacked_before = t.outstanding.sacked_bytes();
         let ctx = t.delivery_ctx(now, seg);
         let mut orig_acked = t.outstanding.orig_sacked_end <= t.recover;
+        // tcp_clean_rtx_queue(): the lowest segment sent once and never SACKed now ACKed.
+        let mut reord = u64::MAX;
         while let Some(front) = t.outstanding.front() {
             if front.end() <= ack {
                 covered.note(front);
                 if front.tx == 1 {
                     // Linux FLAG_ORIG_SACK_ACKED: sent before the RTO, never resent.
                     orig_acked |= !front.sacked() && front.end() <= t.recover;
+                    if !front.sacked() {
+                        reord = reord.min(front.seq);
+                    }
                 }
                 t.outstanding.pop_front(&ctx);
             } else {
@@ -338,6 +363,11 @@ impl Sender {
             }
         }
         t.snd_una = ack;
+        if t.sack && reord < prior_fack {
+            // "Non-retransmitted hole got filled? That's reordering" (tcp_clean_rtx_queue()).
+            let fack = t.outstanding.fack(ack);
+            t.reordering.check(reord, fack, t.w.mss);
+        }
         if t.snd_nxt < ack {
             t.snd_nxt = ack;
         }
@@ -369,6 +399,12 @@ impl Sender {
                 // how far snd.una moved: segments SACKed earlier were delivered then. RFC 5681
                 // counts the bytes the cumulative ACK covers.
                 let t = &mut self.tcb;
+                if reno_sacked > 0 {
+                    // Without SACK the duplicate ACKs were delivered segments already
+                    // (tcp_add_reno_sack()); the cumulative ACK delivers the rest, at least one
+                    // (tcp_remove_reno_sacks(): max(acked − sacked_out, 1)).
+                    t.delivered = acked.saturating_sub(reno_sacked * t.w.mss).max(acked.min(t.w.mss));
+                }
                 let grow_by = if t.cwnd_use.is_some() { t.delivered } else { acked };
                 // HyStart (RFC 9406) takes slow start's growth while it is active.
                 self.cc.grow(&mut t.w, &AckInfo { acked: grow_by, ..info }, ack, t.snd_nxt, cc_sample);
@@ -390,6 +426,29 @@ impl Sender {
         frto_send
     }
 
+    /// Linux `tcp_may_raise_cwnd()` for an ACK that does not move snd.una: with a degree of
+    /// reordering above `tcp.dupthresh`, newly SACKed data grows cwnd outside a reduction
+    /// (`reordering.rs`).
+    fn grow_on_sacks(&mut self, now: SimTime, seg: &Segment) {
+        let t = &self.tcb;
+        if !t.reordering.sacks_grow_cwnd() || t.newly_sacked == 0 || t.in_recovery() || t.in_loss() {
+            return;
+        }
+        if !self.cwnd_limited() {
+            return;
+        }
+        let t = &mut self.tcb;
+        let info = AckInfo {
+            now,
+            acked: t.delivered,
+            flight_before: t.flight_size(),
+            srtt: t.rtt.srtt(),
+            min_rtt: t.rtt.min_rtt(),
+        };
+        self.cc.grow(&mut t.w, &info, seg.ack, t.snd_nxt, None);
+        t.stats.max_cwnd = t.stats.max_cwnd.max(t.w.cwnd);
+    }
+
     /// RFC 2018: mark outstanding segments covered by the ACK's SACK blocks, then move the
     /// RFC 6675 IsLost frontier (`scoreboard.rs`: amortised O(log n) per block).
     fn update_scoreboard(&mut self, now: SimTime, seg: &Segment) {
@@ -397,12 +456,16 @@ impl Sender {
         let ctx = t.delivery_ctx(now, seg);
         let sacked_before = t.outstanding.sacked_bytes();
         let fin_before = t.lone_fin_sacked();
+        t.outstanding.begin_sacks(t.snd_una);
         for &(s, e) in seg.sack.as_slice() {
             if e <= t.snd_una {
                 continue;
             }
             t.outstanding.sack_block(s, e, &ctx);
         }
+        // tcp_sacktag_write_queue() → tcp_check_sack_reordering(state->reord).
+        let (low, fack) = (t.outstanding.sacked_out_of_order, t.outstanding.fack(t.snd_una));
+        t.reordering.check(low, fack, t.w.mss);
         t.outstanding.update_lost();
         t.newly_sacked = t.outstanding.sacked_bytes() - sacked_before;
         t.fin_newly_sacked = t.fin_needs_cwnd && !fin_before && t.lone_fin_sacked();
@@ -426,6 +489,9 @@ impl Sender {
         if self.tcb.cwnd_use.is_some() {
             self.validate_cwnd(out.len() > sent);
         }
+        let t = &mut self.tcb;
+        let (blocked, rto) = (t.window_blocks(), t.rtt.rto());
+        t.persist.check(blocked, rto, now);
     }
 
     /// Linux tcp_cwnd_validate() after tcp_write_xmit(): the window was used up if the data
@@ -561,6 +627,13 @@ impl Sender {
         }
         if self.mech.tlp.as_ref().and_then(|t| t.at).is_some_and(|t| t <= now) {
             self.send_probe(now, out);
+        }
+        if self.tcb.persist.at.is_some_and(|t| t <= now) {
+            let t = &mut self.tcb;
+            let (blocked, rto) = (t.window_blocks(), t.rtt.rto());
+            if let Some(seq) = t.persist.on_timer(blocked, rto, t.snd_una, now) {
+                out.push(TxSeg { seq, len: 0, fin: false, retransmit: false });
+            }
         }
         if self.tcb.rto_at.is_some_and(|t| t <= now) {
             self.tcb.rto_at = None;

@@ -10,6 +10,8 @@
 //! TLP timer) is theirs (`recovery/ops.rs`).
 
 use super::pacing::{PaceState, Pacer};
+use super::persist::Persist;
+use super::reordering::Reordering;
 use super::rto::{RtoRule, RttEstimator};
 use super::scoreboard::{DeliveryCtx, Outstanding, Scoreboard};
 use super::segment::Segment;
@@ -93,6 +95,8 @@ pub struct Tcb {
     pub w: Window,
     pub rtt: RttEstimator,
     pub(crate) dupthresh: u32,
+    /// Linux's degree of reordering learned from SACKs (`reordering.rs`).
+    pub(crate) reordering: Reordering,
     pub(crate) limited_transmit: bool,
     pub(crate) sack: bool,
     pub(crate) timestamps: bool,
@@ -120,6 +124,8 @@ pub struct Tcb {
     pub(crate) rto_at: Option<SimTime>,
     /// RACK's reordering timer (RFC 8985 §6.3), with `recovery = "rack"`.
     pub(crate) rack_at: Option<SimTime>,
+    /// The persist timer and its zero-window probes (`persist.rs`).
+    pub(crate) persist: Persist,
     /// Last time new or retransmitted data left (RFC 5681 §4.1 idle detection).
     pub(crate) last_send: Option<SimTime>,
     /// RFC 3168 §6.1.2: react to ECE at most once per window of data.
@@ -196,6 +202,28 @@ impl Tcb {
 
     pub(crate) fn arm_rto(&mut self, now: SimTime) {
         self.rto_at = Some(now + self.rtt.rto());
+    }
+
+    /// Without SACK, Linux counts each duplicate ACK as a SACKed segment (`tcp_add_reno_sack()`),
+    /// leaving at least one hole (`tcp_limit_reno_sacked()`); with SACK, or outside the Linux
+    /// growth rule (`cwnd_use`), none. Exact outside recovery, where `dupacks` counts since the
+    /// last cumulative ACK.
+    pub(crate) fn reno_sacked(&self) -> u64 {
+        if self.sack || self.cwnd_use.is_none() || self.in_recovery() {
+            return 0;
+        }
+        (self.dupacks as u64).min(self.outstanding.len().saturating_sub(1) as u64)
+    }
+
+    /// Does the sender wait on the peer's window alone: data to send, nothing in flight, and
+    /// no room for the next segment? The persist timer's condition (`persist.rs`; Linux
+    /// `tcp_check_probe_timer()` after `tcp_write_xmit()` sent nothing).
+    pub(crate) fn window_blocks(&self) -> bool {
+        if self.snd_una != self.snd_max || !self.has_new_data() {
+            return false;
+        }
+        let next = (self.data_end - self.snd_nxt).min(self.mss as u64).max(1);
+        self.snd_nxt + next > self.rwnd_edge()
     }
 
     /// The first unacknowledged segment, for retransmission.

@@ -41,14 +41,19 @@ pub struct Rack;
 /// RFC 8985 §6.2 step 4, RACK_update_reo_wnd() (reo_wnd_mult from `recovery/dsack.rs`).
 pub(crate) fn reo_wnd(t: &Tcb, dsack: &Dsack) -> SimDuration {
     let r = t.outstanding.rack.as_deref().expect("RACK scoreboard");
-    if !r.reordering_seen {
+    // Linux reads the reordering its SACK processing counted (`tcp_rack_reo_wnd()`:
+    // tp->reord_seen, `reordering.rs`), where a cumulative ACK counts only for holes below the
+    // fack it found; RFC 8985 §6.2 step 3 otherwise.
+    let seen = if t.reordering.learned { t.reordering.seen > 0 } else { r.reordering_seen };
+    if !seen {
         // §6.2 step 4: "If in Fast or RTO recovery: return 0" (RTO recovery: the cumulative
         // ACK has not reached the RecoveryPoint of the last RTO).
         if t.in_recovery() || t.snd_una < t.recover {
             return SimDuration::ZERO;
         }
         // "Else if RACK.segs_sacked >= DupThresh: return 0".
-        if t.outstanding.sacked_segments() >= t.dupthresh as u64 {
+        // (DupThresh is Linux's tp->reordering, `tcp_rack_reo_wnd()`.)
+        if t.outstanding.sacked_segments() >= t.reordering.degree as u64 {
             return SimDuration::ZERO;
         }
     }
