@@ -106,3 +106,25 @@ def test_the_runner_stops_when_units_fail_one_after_another(grid, monkeypatch):
     with pytest.raises(SystemExit, match="3 units failed in a row"):
         g.run(grid, parallel=3, log=None)
     assert len(started) == 3
+
+
+def test_with_max_load_the_runner_starts_no_unit_on_a_busy_machine(grid, monkeypatch):
+    # Loaded testbed units lose fewer first-flight segments (docs/kernel-grid.md): wait for quiet.
+    from iwlab.emulate import grid as g
+
+    loads = iter([9.0, 9.0, 1.0])
+    started = []
+
+    class Done:
+        returncode = 0
+
+        def poll(self):
+            return 0
+
+    monkeypatch.setattr(g.os, "getloadavg", lambda: (next(loads, 1.0), 0.0, 0.0))
+    monkeypatch.setattr(g.subprocess, "Popen", lambda *a, **k: started.append(len(started)) or Done())
+    monkeypatch.setattr(g, "in_progress", lambda gr: {})
+    monkeypatch.setattr(g, "next_units", lambda gr, busy, k: [(c, 1) for c in grid.cells()[:k]])
+    monkeypatch.setattr(g.time, "sleep", lambda s: None)
+    g.run(grid, parallel=2, log=None, max_units=2, max_load=4.0)
+    assert len(started) == 2  # started only at the third look, when the load fell to 1.0

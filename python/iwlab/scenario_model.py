@@ -1107,6 +1107,12 @@ class TcpSpec(ScenarioBase):
     Loss recovery: `"reno"`, `"newreno"`, `"sack"` (RFC 6675) or `"rack"` (RFC 8985 RACK
     with SACK recovery); `sack` and `rack` need `sack = true` (default "newreno").
     """
+    reordering: str | None = None
+    """
+    The degree of reordering: `"fixed"` (`dupthresh` throughout; default) or `"learned"`
+    (Linux tcp_check_sack_reordering: raised from SACKs of segments below the highest
+    SACKed; above `dupthresh`, ACKs that only SACK data grow cwnd).
+    """
     restart_after_idle: bool | None = None
     """
     RFC 5681 §4.1 restart window after an idle period longer than the RTO (default true).

@@ -407,7 +407,8 @@ def next_units(grid: Grid, busy: set[str], k: int) -> list[tuple[Cell, int]]:
 MAX_FAILURES_IN_A_ROW = 3
 
 
-def run(grid: Grid, parallel: int, log: Path | None, max_units: int | None = None) -> None:
+def run(grid: Grid, parallel: int, log: Path | None, max_units: int | None = None,
+        max_load: float | None = None) -> None:
     """Keeps `parallel` units running (each in its own process) until every cell is done."""
     running: dict[str, tuple[subprocess.Popen, Cell, int, float]] = {}
     started = 0
@@ -425,7 +426,10 @@ def run(grid: Grid, parallel: int, log: Path | None, max_units: int | None = Non
                 p.wait()
             raise SystemExit(f"grid run: {failed_in_a_row} units failed in a row; their logs say why"
                              + (f" ({log.parent}/{log.stem}-CELL-SEED.log)" if log else " (rerun with --log)"))
-        if max_units is None or started < max_units:
+        # Loaded testbed units lose fewer first-flight segments than quiet ones (docs/kernel-grid.md,
+        # "The testbed's load"): with `max_load`, a unit starts only while the machine is quiet.
+        quiet = max_load is None or os.getloadavg()[0] <= max_load
+        if quiet and (max_units is None or started < max_units):
             room = parallel - len(set(running) | set(in_progress(grid)))  # other runners' units count too
             if max_units is not None:
                 room = min(room, max_units - started)
@@ -437,7 +441,10 @@ def run(grid: Grid, parallel: int, log: Path | None, max_units: int | None = Non
                 started += 1
                 print(f"{dt.datetime.now(dt.timezone.utc):%H:%M:%S} {c.name} seed {s}: started "
                       f"(load {os.getloadavg()[0]:.1f})", flush=True)
-        if not running and not in_progress(grid):  # a restarted runner waits for the units it found running
+        # Nothing running here or elsewhere (a restarted runner waits for the units it found) and
+        # nothing started although allowed to: every cell is done.
+        done_starting = max_units is not None and started >= max_units
+        if not running and not in_progress(grid) and (quiet or done_starting):
             return
         time.sleep(2)
 
@@ -454,6 +461,8 @@ def main(argv: list[str] | None = None) -> None:
     r.add_argument("--parallel", type=int, default=2)
     r.add_argument("--log", type=Path, default=None, help="per-unit logs next to this path")
     r.add_argument("--max-units", type=int, default=None)
+    r.add_argument("--max-load", type=float, default=None,
+                   help="start a unit only while the 1-minute load average is at most this")
     u = sub.add_parser("unit", help="one unit: a cell, a seed")
     u.add_argument("--grid", type=Path, required=True)
     u.add_argument("--cell", required=True)
@@ -465,7 +474,7 @@ def main(argv: list[str] | None = None) -> None:
     try:
         grid = Grid.load(a.grid)
         if a.cmd == "run":
-            run(grid, a.parallel, a.log, a.max_units)
+            run(grid, a.parallel, a.log, a.max_units, a.max_load)
         elif a.cmd == "unit":
             print(run_unit(grid, grid.cell(a.cell), a.seed, None if a.no_rt else 50))
         else:
