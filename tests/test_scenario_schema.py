@@ -51,7 +51,7 @@ def test_the_schema_documents_each_field_from_its_doc_comment():
 
 def test_the_policy_file_schema_is_the_cores_too():
     s = json.loads(_core.schema("policy-file"))
-    assert set(s["properties"]) == {"iw", "routes", "tcp"}
+    assert set(s["properties"]) == {"iw", "quic", "routes", "tcp"}
     with pytest.raises(ValueError, match="which"):
         _core.schema("nope")
 
