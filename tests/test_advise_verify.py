@@ -116,13 +116,12 @@ def test_a_wrong_workload_model_is_reversed_or_unresolved_on_linux_tcp_never_con
     assert not [x for x in ns.split() if x.startswith("hv")], ns
 
 
-def test_poisson_advice_verified_under_page_like_bursts_is_not_confirmed():
+def test_poisson_advice_verified_under_page_like_bursts_is_not_confirmed(emulation_ready):
     """The arrival-dependent example of docs/advise.md: the simulator, given Poisson arrivals,
     ranks IW 10 over IW 3 (9-segment responses, UDP at half of 2 Mb/s, 20-packet buffer). Four
     flows fetched at once put 36 segments of IW 10 into that buffer: on Linux TCP under bursts
     the ranking must come back reversed or unresolved, never confirmed — the profile's arrival
     process is not the verified one."""
-    _require_netns()
     from iwlab.advise.profile import Profile
     from iwlab.advise.verify import verify
 

@@ -114,7 +114,7 @@ def test_distributions_follow_the_engines_laws():
     assert math.exp(ln["mu"]) == pytest.approx(0.030)
     # Empirical: the left-continuous inverse; a first cdf > 0 is an atom at the first value.
     e = {"kind": "empirical", "points": [[1000, 0.5], [3000, 1.0]]}
-    assert dists._empirical(e["points"], 0.25) == 1000 and dists._empirical(e["points"], 0.75) == 2000
+    assert dists.empirical(e["points"], 0.25) == 1000 and dists.empirical(e["points"], 0.75) == 2000
     websearch = dists.normalize({"kind": "empirical", "builtin": "websearch"}, 1.0)
     assert dists.mean(websearch) == pytest.approx(1.7e6, rel=0.05)
     assert dists.draw_bytes({"kind": "constant", "value": 0.2}, rng, 1) == 1
