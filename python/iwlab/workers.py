@@ -14,11 +14,12 @@ main module left out of the preparation data: a child imports `iwlab` and nothin
 
 from __future__ import annotations
 
+import os
 import sys
 import threading
 from multiprocessing import context, popen_spawn_posix
 
-__all__ = ["CONTEXT", "pool"]
+__all__ = ["CONTEXT", "pid_alive", "pool"]
 
 _LAUNCH = threading.Lock()
 
@@ -61,3 +62,14 @@ def pool(jobs: int, initializer=None, initargs: tuple = ()):
     from concurrent.futures import ProcessPoolExecutor
 
     return ProcessPoolExecutor(max_workers=jobs, mp_context=CONTEXT, initializer=initializer, initargs=initargs)
+
+
+def pid_alive(pid: int) -> bool:
+    """Whether process `pid` exists (one owned by another user counts as alive)."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True

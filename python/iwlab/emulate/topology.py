@@ -34,6 +34,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from iwlab.emulate.plan import Plan, alias, iw_prefix
+from iwlab.workers import pid_alive
 
 NAME_RE = re.compile(r"^iwl(\d+)-")
 T_HOST = 1000  # + g: "whatever enters from host g goes to its up link"
@@ -196,16 +197,6 @@ def remove_namespace(ns: str) -> list[str]:
     if r.returncode != 0 and "No such file" not in r.stderr:
         problems.append(f"ip netns del {ns}: {r.stderr.strip()}")
     return problems
-
-
-def pid_alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
 
 
 def leftovers() -> dict[str, list[str]]:

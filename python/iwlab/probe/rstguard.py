@@ -21,6 +21,7 @@ import subprocess
 import threading
 
 from iwlab.probe.errors import ProbeError
+from iwlab.workers import pid_alive as _alive
 
 TABLE_PREFIX = "iwlab_probe_"
 MARK = 0x1A0B  # the prober's packets (SO_MARK); any value no other rule of the host uses
@@ -48,16 +49,6 @@ def tables() -> list[str]:
     out = json.loads(_run(["-j", "list", "tables", "inet"]) or '{"nftables": []}')
     return [t["table"]["name"] for t in out.get("nftables", []) if "table" in t
             and t["table"]["name"].startswith(TABLE_PREFIX)]
-
-
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
 
 
 class RstGuard:

@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Any
 
 from iwlab.runs.execute import FORMAT, TABLES, Records
 from iwlab.runs.task import Task
+from iwlab.workers import pid_alive as _alive
 
 if TYPE_CHECKING:
     import pyarrow as pa
@@ -127,16 +128,6 @@ def row(meta: Mapping[str, Any]) -> dict[str, Any]:
     return {**meta["point"], "seed": meta["seed"], "scenario_hash": meta["scenario_hash"],
             "run_id": meta["run_id"], "iwlab_version": meta["iwlab_version"],
             "core_version": meta["core_version"], "engine_id": meta.get("engine_id"), **meta["metrics"]}
-
-
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
 
 
 def clean_stale(out: str | Path) -> None:
