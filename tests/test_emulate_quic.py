@@ -118,8 +118,9 @@ def test_the_aioquic_peer_serves_the_response_its_request_names_and_reports_both
     assert c["start"] < c["handshake"] < c["first_byte"] <= c["last_byte"]
     assert s["flow"] == 77  # the request's header
     assert s["client_first_dgram"] == 1200 and not s["amp_blocked"]  # 1 kB chain: under 3 x 1 200 B
-    # On loopback the client's ACKs come back at once: the flight is cut short by them.
-    assert 0 < s["first_flight_bytes"] <= IW and s["datagrams"] >= 50
+    # aioquic's NewReno grows its window by the acknowledged handshake bytes too (RFC 9002 §7.3.1), so
+    # the first flight may carry IW plus its handshake flight; on loopback the ACKs usually cut it sooner.
+    assert 0 < s["first_flight_bytes"] <= IW + 3 * MDS and s["datagrams"] >= 50
 
 
 def test_a_large_certificate_holds_the_aioquic_server_to_three_times_the_clients_bytes(tmp_path):
