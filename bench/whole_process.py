@@ -26,8 +26,7 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-CLI = ("import sys; sys.argv[0] = 'iwlab'; from iwlab import cli; "
-       "sys.exit(getattr(cli, 'console_main', cli.main)())")  # what the `iwlab` script runs
+CLI = "import sys; sys.argv[0] = 'iwlab'; from iwlab.entry import console_main; sys.exit(console_main())"  # the `iwlab` script
 
 
 def timed(argv: list[str], env: dict[str, str]) -> dict[str, float]:

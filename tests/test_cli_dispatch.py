@@ -43,7 +43,9 @@ def test_iwlab_validate_imports_no_other_command_module():
 
 
 def _script(entry: str, argv: list[str], cwd: Path) -> subprocess.CompletedProcess:
-    code = f"import sys; sys.argv[0] = 'iwlab'; from iwlab.cli import {entry}; sys.exit({entry}())"
+    """`entry` is `main` or `console_main` of iwlab.cli, or `entry` (the installed script's, iwlab.entry)."""
+    where = "from iwlab.entry import console_main as entry" if entry == "entry" else f"from iwlab.cli import {entry}"
+    code = f"import sys; sys.argv[0] = 'iwlab'; {where}; sys.exit({entry}())"
     return subprocess.run([sys.executable, "-c", code, *argv], capture_output=True, text=True, timeout=300, cwd=cwd)
 
 
@@ -67,21 +69,28 @@ def _files(out: Path) -> dict:
 
 @pytest.mark.parametrize("argv, status", [(["validate", BULK], 0), (["validate", "no-such-file.toml"], 2),
                                           (["run", BULK, "--bogus"], 2),
-                                          (["run", "rfc2415", "--set", "duration=3s", "--out", "OUT"], 0)])
+                                          (["run", "rfc2415", "--set", "duration=3s", "--out", "OUT"], 0),
+                                          (["run", "rfc2415", "--set=duration=3s", "--seed=4", "-o", "OUT"], 0),
+                                          (["run", "no-such-file.toml", "--out", "OUT"], 2),
+                                          (["run", "rfc2415", "--set", "duration=-1s", "--out", "OUT"], 2),
+                                          (["run", "rfc2415", "--seed", "-1", "--out", "OUT"], 2),
+                                          (["run", "rfc2415", "--policy", "no-such-policy.toml", "--out", "OUT"], 2),
+                                          (["run", "--seed", "2", "--out", "OUT", "--set", "duration=2s", "rfc2415"], 0)])
 def test_the_script_ends_a_run_command_as_main_does(argv, status, tmp_path):
-    """`console_main` skips the interpreter's teardown after the run module's commands: the same
-    exit status, output and files as `main`, which exits the usual way."""
+    """`console_main` skips the interpreter's teardown after the run module's commands, and the
+    installed script's entry point runs `iwlab run` without typer: the same exit status, output
+    and files as `main`, which exits the usual way."""
     results = []
-    for entry in ("main", "console_main"):
+    for entry in ("main", "console_main", "entry"):
         out = tmp_path / entry
         p = _script(entry, [str(out) if a == "OUT" else a for a in argv], ROOT)
         # the engine's speed and wall time in the printed summary vary from run to run
         text = "\n".join(line for line in p.stdout.replace(str(out), "OUT").splitlines()
                          if not any(k in line for k in ("events", "link transmissions", "wall time")))
         results.append((p.returncode, text, p.stderr, _files(out)))
-    assert results[0] == results[1]
+    assert results[0] == results[1] == results[2]
     assert results[1][0] == status, results[1][2]
-    if "OUT" in argv:
+    if "OUT" in argv and status == 0:
         assert {"flows.parquet", "summary.json", "scenario.toml"} <= set(results[1][3])
 
 
@@ -94,3 +103,35 @@ def test_the_script_skips_the_teardown_after_run_commands_only(argv, teardown):
     p = subprocess.run([sys.executable, "-c", code, *argv], capture_output=True, text=True, timeout=300, cwd=ROOT)
     assert p.returncode == 0, p.stderr
     assert ("teardown" in p.stdout.splitlines()) == teardown
+
+
+def _typer_options(command: str) -> set[str]:
+    import typer.main
+
+    cmd = typer.main.get_command(cli.build()).commands[command]
+    return {o for p in cmd.params for o in p.opts if o.startswith("-")}
+
+
+def _argparse_options(parser) -> set[str]:
+    return {o for a in parser._actions for o in a.option_strings}
+
+
+@pytest.mark.parametrize("command, parser, left_to_typer", [("run", "run_parser", {"--policy", "--map"}),
+                                                            ("conform", "conform_parser", set())])
+def test_the_entry_points_fast_parsers_take_exactly_their_typer_commands_options(command, parser, left_to_typer):
+    """A fast path that took an option typer does not (or lacked one typer has, other than those
+    it leaves to typer) would answer a command line differently from `iwlab --help`'s command."""
+    from iwlab import entry
+
+    assert _argparse_options(getattr(entry, parser)()) == _typer_options(command) - left_to_typer - {"--help"}
+
+
+def test_iwlab_run_from_the_installed_script_imports_no_typer(tmp_path):
+    probe = ("import atexit, sys, json\nsys.argv = ['iwlab', 'run', %r, '--out', %r]\n"
+             "import os\n_exit = os._exit\n"
+             "os._exit = lambda code: (print(json.dumps(sorted(m for m in sys.modules if m.split('.')[0] in "
+             "('typer', 'click', 'rich', 'pandas') or m.startswith('iwlab.cli.') or m == 'iwlab.cli')), file=sys.stderr), _exit(code))\n"
+             "from iwlab.entry import console_main\nconsole_main()" % (BULK, str(tmp_path / "o")))
+    p = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=300, cwd=ROOT)
+    assert p.returncode == 0, p.stderr
+    assert json.loads(p.stderr.strip().splitlines()[-1]) == []

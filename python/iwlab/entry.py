@@ -1,9 +1,10 @@
-"""The `iwlab` command's entry point (pyproject's script): `iwlab conform` with well-formed
-arguments runs here, parsed by the standard library's argparse, so a conformance run does not
-import typer and the CLI package (about 0.2 s, most of the command's start-up;
-docs/conformance.md, "Speed"). Everything else — other commands, `--help`, a bad option or
-value, no script — goes to the typer CLI (`iwlab.cli.console_main`), which owns the help
-text and the one-line usage errors. The options are those of `iwlab/cli/conform.py`."""
+"""The `iwlab` command's entry point (pyproject's script): `iwlab conform` and `iwlab run` with
+well-formed arguments run here, parsed by the standard library's argparse, so they do not import
+typer and the CLI package (0.06-0.2 s, most of a command's start-up; docs/conformance.md, "Speed";
+bench/README.md, "Sixth pass"). Everything else — other commands, `--help`, a bad option or value,
+`run --policy` — goes to the typer CLI (`iwlab.cli.console_main`), which owns the help text and the
+one-line usage errors. Each parser takes exactly its typer command's options
+(tests/test_cli_dispatch.py compares them)."""
 
 from __future__ import annotations
 
@@ -20,7 +21,8 @@ class _Parser(argparse.ArgumentParser):
         raise _Unparsed(message)
 
 
-def _parser() -> _Parser:
+def conform_parser() -> _Parser:
+    """`iwlab conform`'s options (iwlab/cli/conform.py)."""
     p = _Parser(prog="iwlab conform", add_help=False, allow_abbrev=False)
     p.add_argument("scripts", nargs="+")
     p.add_argument("--json", dest="as_json", action="store_true")
@@ -35,7 +37,7 @@ def conform(argv: list[str]) -> int | None:
     if any(a in ("--help", "-h") for a in argv):
         return None
     try:
-        ns = _parser().parse_args(argv)
+        ns = conform_parser().parse_args(argv)
     except _Unparsed:
         return None
     if ns.tolerance_usecs is not None and ns.tolerance_usecs < 0:
@@ -64,12 +66,53 @@ def conform(argv: list[str]) -> int | None:
     return report.exit_code
 
 
+def run_parser() -> _Parser:
+    """`iwlab run`'s options (iwlab/cli/run.py) less `--policy`/`--map`, which the typer command runs."""
+    p = _Parser(prog="iwlab run", add_help=False, allow_abbrev=False)
+    p.add_argument("scenario")
+    p.add_argument("--seed", type=int)
+    p.add_argument("--out", "-o")
+    p.add_argument("--set", dest="sets", action="append")
+    return p
+
+
+def run(argv: list[str]) -> int | None:
+    """Runs `iwlab run ARGV…` and returns its exit status, or None if ARGV is not a well-formed
+    call the fast path takes (then nothing was printed)."""
+    if any(a in ("--help", "-h") for a in argv):
+        return None
+    try:
+        ns = run_parser().parse_args(argv)
+    except _Unparsed:
+        return None
+    if ns.seed is not None and ns.seed < 0:
+        return None
+    from pathlib import Path
+
+    from iwlab.cli_base import BadInput, error_line, run_command
+
+    try:
+        text = run_command(ns.scenario, ns.seed, None if ns.out is None else Path(ns.out), ns.sets)
+    except BadInput as e:
+        print(error_line(e), file=sys.stderr)
+        return 2
+    print(text)
+    return 0
+
+
 def console_main() -> None:
-    if len(sys.argv) > 1 and sys.argv[1] == "conform":
+    command = sys.argv[1] if len(sys.argv) > 1 else None
+    if command == "conform":
         code = conform(sys.argv[2:])
         if code is not None:
             sys.stdout.flush()
             sys.exit(code)
+    elif command == "run":
+        code = run(sys.argv[2:])
+        if code is not None:  # as the typer path ends `run`: without the interpreter's teardown
+            from iwlab.cli_base import end_without_teardown
+
+            end_without_teardown(code)
     from iwlab.cli import console_main as typer_main
 
     typer_main()

@@ -17,7 +17,6 @@ import hashlib
 import json
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from importlib import resources
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -34,12 +33,16 @@ __all__ = ["Scenario", "ScenarioError", "load", "presets", "preset_path", "descr
 
 def presets() -> list[str]:
     """Names of the packaged preset scenarios."""
+    from importlib import resources  # imports tempfile and shutil: only where presets are listed or read
+
     root = resources.files("iwlab") / "scenarios"
     return sorted(p.name[:-5] for p in root.iterdir() if p.name.endswith(".toml"))
 
 
 def preset_path(name: str) -> Path:
     """The packaged TOML file of preset `name`."""
+    from importlib import resources
+
     return Path(str(resources.files("iwlab") / "scenarios" / f"{name}.toml"))
 
 

@@ -127,14 +127,14 @@ def main() -> None:
 
 
 def console_main() -> None:
-    """The `iwlab` command (pyproject's script entry): `main`, and for the commands of the run
-    module the process then ends without the interpreter's teardown. Freeing numpy, pyarrow and
-    every module one by one took 0.05-0.10 s of each `iwlab run` and changes nothing: the tables
-    are closed and the output flushed before. The other commands exit as usual (their atexit
-    clean-ups: namespaces, pools)."""
+    """The `iwlab` command (pyproject's script entry, through `iwlab.entry`): `main`, and for the
+    commands of the run module the process then ends without the interpreter's teardown
+    (`iwlab.cli_base.end_without_teardown`). The other commands exit as usual (their atexit clean-ups:
+    namespaces, pools)."""
     import importlib
-    import os
     import sys
+
+    from iwlab.cli_base import end_without_teardown
 
     run = importlib.import_module("iwlab.cli.run")
     if not (len(sys.argv) > 1 and sys.argv[1] in run.COMMANDS):
@@ -150,9 +150,4 @@ def console_main() -> None:
     elif not isinstance(code, int):
         print(code, file=sys.stderr)
         code = 1
-    for stream in (sys.stdout, sys.stderr):
-        try:
-            stream.flush()
-        except (OSError, ValueError):  # a closed pipe or stream: nothing left to write to
-            pass
-    os._exit(code)
+    end_without_teardown(code)

@@ -16,6 +16,8 @@ from typing import Annotated, NoReturn, Optional
 import typer
 import typer.core
 
+from iwlab.cli_base import bad_input, boxed, error_line, load_scenario
+
 __all__ = ["user_errors", "fail", "error", "HelpGroup", "one_line", "load_scenario", "SetOption", "ScenarioArg", "SeedOption", "boxed"]
 
 SetOption = Annotated[
@@ -62,7 +64,7 @@ class HelpGroup(typer.core.TyperGroup):
 
 def error(message: object) -> None:
     """Prints `error: message` on stderr, on one line: the one form of every command's errors."""
-    typer.echo(f"error: {' '.join(str(message).split())}", err=True)
+    typer.echo(error_line(message), err=True)
 
 
 def fail(message: str, code: int = 2) -> NoReturn:
@@ -74,41 +76,10 @@ def fail(message: str, code: int = 2) -> NoReturn:
 @contextmanager
 def user_errors() -> Iterator[None]:
     """Turns bad input (scenario errors, unreadable files) into `fail`."""
-    from iwlab.scenario_io import ScenarioError
-
     try:
         yield
-    except ScenarioError as e:
-        fail(str(e))
-    except OSError as e:
-        fail(str(e) if not e.filename else f"{e.filename}: {e.strerror}")
-
-
-def load_scenario(scenario: str, sets: list[str] | None):
-    """The scenario of a command line (a path or a preset, then the `--set`s). Without `--set`
-    the loader alone does (no pydantic); `--set` values are read against the models, so then the
-    whole scenario API loads (`iwlab.scenario`: the loader and the models)."""
-    if sets:
-        from iwlab.scenario import load
-    else:
-        from iwlab.scenario_io import load
-
-    return load(scenario, sets or ())
-
-
-def boxed(title: str, rows: list[tuple[str, str]]) -> str:
-    """`title`, then (label, value) rows in a box: labels left-aligned, values right-aligned.
-
-    >>> print(boxed("t", [("a", "1"), ("bb", "22")]))
-    t
-    ┌────┬────┐
-    │ a  │  1 │
-    │ bb │ 22 │
-    └────┴────┘
-    """
-    w0 = max((len(a) for a, _ in rows), default=0)
-    w1 = max((len(b) for _, b in rows), default=0)
-    lines = [title, f"┌{'─' * (w0 + 2)}┬{'─' * (w1 + 2)}┐"]
-    lines += [f"│ {a.ljust(w0)} │ {b.rjust(w1)} │" for a, b in rows]
-    lines.append(f"└{'─' * (w0 + 2)}┴{'─' * (w1 + 2)}┘")
-    return "\n".join(lines)
+    except (OSError, ValueError) as e:
+        message = bad_input(e)
+        if message is None:
+            raise
+        fail(message)

@@ -12,7 +12,8 @@ from typing import Annotated, Optional
 
 import typer
 
-from iwlab.cli.common import ScenarioArg, SeedOption, SetOption, boxed, fail, load_scenario, user_errors
+from iwlab.cli.common import ScenarioArg, SeedOption, SetOption, fail, load_scenario, user_errors
+from iwlab.cli_base import BadInput, run_command, summary_box
 
 
 def _version(value: bool) -> None:
@@ -28,14 +29,6 @@ def _root(
                                                     help="Print the version and exit.")] = None,
 ) -> None:
     del version
-
-
-def _print_summary(result) -> None:
-    """The summary as a boxed two-column table in plain text: rich's table would add its import
-    (47 modules, bench/README.md "Fifth pass") to every `iwlab run`."""
-    from iwlab.api import summary_rows
-
-    typer.echo(boxed(f"{result.scenario.name} · seed {result.seed}", summary_rows(result.summary)))
 
 
 def run(
@@ -54,32 +47,11 @@ def run(
         "policy file runs as written.")] = None,
 ) -> None:
     """Run a scenario once: write flows/pages/links/queues.parquet, summary.json, scenario.toml; print a summary."""
-    from iwlab.api import run as run_scenario
-
-    with user_errors():
-        sc = load_scenario(scenario, sets)
-        if policy is not None:
-            from iwlab.policy import PolicyFileError, check_routes_cover_hosts, load_policy, with_policy
-
-            from iwlab.policy import MapError, map_prefixes
-
-            try:
-                pf = load_policy(policy)
-                if maps:
-                    pf = map_prefixes(sc, pf, maps)
-                check_routes_cover_hosts(sc, pf)
-                sc = with_policy(sc, pf)
-            except (PolicyFileError, MapError) as e:
-                fail(str(e))
-        elif maps:
-            fail(f"--map {maps[0]!r}: maps a policy file's prefix; expected --policy FILE with it")
-        if out is None:  # the default folder names the seed the run will use
-            out = Path("out") / f"{sc.name}-seed{sc.data['seed'] if seed is None else seed}"
-        result = run_scenario(sc, seed=seed, iw_events=policy is not None, out=out)
-        folder = result.save(out)
-    _print_summary(result)
-    extra = ",iw_events" if result.iw_events is not None else ""
-    typer.echo(f"wrote {folder}/{{flows,pages,links,queues{extra}}}.parquet, summary.json, scenario.toml")
+    try:
+        text = run_command(scenario, seed, out, sets, policy, maps)
+    except BadInput as e:
+        fail(str(e))
+    typer.echo(text)
 
 
 def _flow_ids(text: str | None) -> list[int] | None:
@@ -116,7 +88,7 @@ def trace(
         if keylog is not None and keylog.parent != Path("") and not keylog.parent.is_dir():
             fail(f"--keylog {keylog}: folder {keylog.parent} does not exist")
         result = run_scenario(sc, seed=seed, pcap=pcap, flows=ids, keylog=keylog)
-    _print_summary(result)
+    typer.echo(summary_box(result))
     typer.echo(f"wrote {pcap} ({pcap.stat().st_size} bytes)")
     if keylog is not None:
         typer.echo(f"wrote {keylog} ({len(keylog.read_text().splitlines())} secrets)")
