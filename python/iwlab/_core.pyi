@@ -122,6 +122,21 @@ def parse_policy_file(text: str) -> str:
     (canonical specs by name), "default", "routes" (prefix text or None for the default route,
     policy, initrwnd, congctl, line). Raises ScenarioError."""
 
+def route_for(prefixes: list[str], addr: str) -> int | None:
+    """The index of the prefix ("default" or a CIDR) covering `addr`: the longest network of
+    its family (the first of equal length), else the first "default"; None if neither
+    (crates/iwlab-prefix). ValueError for a bad prefix or address, naming it."""
+
+def peer_route(prefixes: list[str], addr: str) -> int | None:
+    """As `route_for` for a connection's peer: IPv4-mapped IPv6 as IPv4, loopback: None."""
+
+def prefix_index(prefixes: list[str], prefix: str) -> int | None:
+    """The index of the prefix equal to `prefix` (compared as networks); None if none."""
+
+def summary_kinds() -> list[str]:
+    """The policy kinds whose decisions depend only on IW-loss events (their routes' clean
+    closes may be summed per prefix by `iwlab-bpf evidence`)."""
+
 class PolicyEngine:
     """The simulator's IW policies (crates/iwlab-core/src/tcp/iw), one instance per policy
     name; destinations are strings (route prefixes) interned to the core's opaque keys."""

@@ -8,12 +8,12 @@
 //! fleet view asks for (IW segments sent, their retransmissions, bytes acked).
 //!
 //! Exactness. The watcher gives the table (`--prefix KEY=MODE`, one per policy route, KEY its
-//! CIDR or `default`), and matches a peer as `PolicyFile.route_for` does: the longest prefix of
-//! the peer's family (v4-mapped IPv6 as IPv4), the first of equal length, else `default`;
-//! loopback and uncovered peers are dropped, as the watcher drops them. A route in mode `sum`
-//! has a policy whose decisions depend only on IW-loss events (its `learn` ignores `closed`:
-//! rfc6928-fallback and the fixed ones — tests/test_evidence_summary.py checks each against the
-//! Decider), so summing its clean closes cannot change a decision. Every IW-loss record
+//! CIDR or `default`), and matches a peer as the watcher does (`iwlab_prefix::peer_match`): the
+//! longest prefix of the peer's family (v4-mapped IPv6 as IPv4), the first of equal length, else
+//! `default`; loopback and uncovered peers are dropped, as the watcher drops them. A route in
+//! mode `sum` has a policy whose decisions depend only on IW-loss events (its `learn` ignores
+//! `closed`: `iwlab_core::tcp::iw::IwConfig::SUMMARY_KINDS`, which the watcher gives the
+//! modes from; tests/test_evidence_summary.py checks each against the Decider), so summing its clean closes cannot change a decision. Every IW-loss record
 //! (`iw_retrans`, `rs_retrans`) and every close that carries IW or restart-window
 //! retransmissions stays a line of its own, in ring-buffer order (the close gives the evidence
 //! when the ring lost its record). Mode `each` (aimd counts consecutive clean connections,
@@ -22,6 +22,8 @@ use std::{
     io::{self, Write},
     net::IpAddr,
 };
+
+use iwlab_prefix::Prefix;
 
 use crate::Error;
 
@@ -67,47 +69,23 @@ pub struct Sum {
     pub rs_retrans: u64,
 }
 
-struct Prefix {
+/// A `--prefix KEY=MODE` item: one route of the watcher's policy file.
+struct Entry {
     key: String,
-    /// None: the default route.
-    net: Option<(IpAddr, u8)>,
+    prefix: Prefix,
     mode: Mode,
 }
 
 /// The watcher's routes and their sums.
 pub struct Table {
-    prefixes: Vec<Prefix>,
+    routes: Vec<Entry>,
     sums: Vec<Sum>,
-}
-
-fn bits(ip: IpAddr) -> (u128, u8) {
-    match ip {
-        IpAddr::V4(a) => (u32::from(a) as u128, 32),
-        IpAddr::V6(a) => (u128::from(a), 128),
-    }
-}
-
-fn covers(net: IpAddr, len: u8, ip: IpAddr) -> bool {
-    let ((n, width), (a, w2)) = (bits(net), bits(ip));
-    if width != w2 {
-        return false;
-    }
-    let shift = width - len;
-    shift >= width || (n >> shift) == (a >> shift)
-}
-
-/// The address as the watcher matches it: a v4-mapped IPv6 address is its IPv4 address.
-pub fn canonical(ip: IpAddr) -> IpAddr {
-    match ip {
-        IpAddr::V6(a) => a.to_ipv4_mapped().map_or(ip, IpAddr::V4),
-        v4 => v4,
-    }
 }
 
 impl Table {
     /// From `KEY=MODE` items: KEY a CIDR or `default`, MODE `sum` or `each`.
     pub fn parse(items: &[String]) -> Result<Table, Error> {
-        let mut prefixes = vec![];
+        let mut routes = vec![];
         for item in items {
             let bad = |why: &str| Error::Usage(format!("--prefix = {item:?}: {why}"));
             let (key, mode) = item.split_once('=').ok_or_else(|| bad("allowed KEY=sum or KEY=each"))?;
@@ -116,50 +94,29 @@ impl Table {
                 "each" => Mode::Each,
                 _ => return Err(bad("the mode allowed is sum or each")),
             };
-            let net = if key == "default" {
-                None
-            } else {
-                let (a, l) = key.split_once('/').ok_or_else(|| bad("allowed a CIDR (ADDRESS/LENGTH) or default"))?;
-                let a: IpAddr = a.parse().map_err(|_| bad("the address is not an IP address"))?;
-                let l: u8 = l.parse().map_err(|_| bad("the length is not a number"))?;
-                if l > bits(a).1 {
-                    return Err(bad("the length is longer than the address"));
-                }
-                Some((a, l))
-            };
-            prefixes.push(Prefix { key: key.to_string(), net, mode });
+            let prefix = Prefix::parse(key).map_err(|why| bad(&why))?;
+            routes.push(Entry { key: key.to_string(), prefix, mode });
         }
-        let sums = vec![Sum::default(); prefixes.len()];
-        Ok(Table { prefixes, sums })
+        let sums = vec![Sum::default(); routes.len()];
+        Ok(Table { routes, sums })
     }
 
-    /// The route of a peer (index), as `PolicyFile.route_for`; None for loopback or uncovered.
+    /// The route of a peer (index), as the watcher matches it (`iwlab_prefix::peer_match`);
+    /// None for loopback or uncovered.
     pub fn lookup(&self, ip: IpAddr) -> Option<usize> {
-        let ip = canonical(ip);
-        if ip.is_loopback() {
-            return None;
-        }
-        let mut best: Option<(usize, u8)> = None;
-        for (i, p) in self.prefixes.iter().enumerate() {
-            if let Some((net, len)) = p.net {
-                if covers(net, len, ip) && best.is_none_or(|(_, l)| len > l) {
-                    best = Some((i, len));
-                }
-            }
-        }
-        best.map(|(i, _)| i).or_else(|| self.prefixes.iter().position(|p| p.net.is_none()))
+        iwlab_prefix::peer_match(self.routes.iter().map(|r| &r.prefix), ip)
     }
 
     #[cfg(test)]
     fn key(&self, i: usize) -> &str {
-        &self.prefixes[i].key
+        &self.routes[i].key
     }
 
     /// What to do with a record: `iw_loss` whether it carries evidence (an IW-loss record, or a
     /// close with IW or restart-window retransmissions); a clean close of a `sum` route is added.
     pub fn route(&mut self, peer: IpAddr, close: bool, c: &Close) -> Route {
         let Some(i) = self.lookup(peer) else { return Route::Drop };
-        if !close || c.iw_retrans > 0 || c.rs_retrans > 0 || self.prefixes[i].mode == Mode::Each {
+        if !close || c.iw_retrans > 0 || c.rs_retrans > 0 || self.routes[i].mode == Mode::Each {
             return if close && c.bytes_sent == 0 { Route::Drop } else { Route::Line };
         }
         if c.bytes_sent == 0 {
@@ -189,7 +146,7 @@ impl Table {
     /// One `{"kind":"summary",…}` line per prefix with connections since the last call; resets.
     pub fn write(&mut self, out: &mut impl Write) -> io::Result<usize> {
         let mut n = 0;
-        for (p, s) in self.prefixes.iter().zip(self.sums.iter_mut()) {
+        for (p, s) in self.routes.iter().zip(self.sums.iter_mut()) {
             if s.connections == 0 {
                 continue;
             }
@@ -223,7 +180,7 @@ impl Table {
 
     #[cfg(test)]
     fn sum(&self, key: &str) -> Sum {
-        self.sums[self.prefixes.iter().position(|p| p.key == key).unwrap()]
+        self.sums[self.routes.iter().position(|p| p.key == key).unwrap()]
     }
 }
 

@@ -2,6 +2,7 @@
 //! No simulation logic lives here.
 
 mod parquet_files;
+mod prefix;
 
 use iwlab_core::engine::SimTime;
 use iwlab_core::metrics::headline::Headline;
@@ -586,6 +587,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(run, m)?)?;
     m.add_function(wrap_pyfunction!(conform, m)?)?;
     m.add_function(wrap_pyfunction!(parse_policy_file, m)?)?;
+    prefix::register(m)?;
     m.add_class::<PolicyEngine>()?;
     m.add("ScenarioError", m.py().get_type::<ScenarioError>())?;
     Ok(())

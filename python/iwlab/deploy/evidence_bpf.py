@@ -36,6 +36,7 @@ import subprocess
 import time
 from typing import Any, Iterator
 
+from iwlab import _core
 from iwlab.deploy import flow_iw, sockdiag
 
 AF_INET, AF_INET6 = 2, 10
@@ -43,13 +44,12 @@ TCP_CLOSE = 7
 START_TIMEOUT = 20.0  # seconds for the verifier and the attachment on a loaded machine
 
 
-# Policy kinds whose decisions depend only on IW-loss events: their `IwPolicy::learn` ignores
-# `closed` (crates/iwlab-core/src/tcp/iw/), so their routes' clean closes can be summed without
-# changing a decision (tests/test_evidence_summary.py checks each against the Decider). `aimd`
-# counts consecutive clean connections and raises the IW at the raise_after-th; `learned` keeps
-# the window at close of each of the last K connections: their routes keep a line per
-# connection, as does any kind not listed here.
-SUMMARY_KINDS = frozenset({"fixed", "rfc3390", "rfc6928", "rfc6928-fallback", "size-based"})
+# Policy kinds whose decisions depend only on IW-loss events (`IwConfig::SUMMARY_KINDS` of the
+# core, crates/iwlab-core/src/tcp/iw/mod.rs, whose test checks the list against each policy's
+# `learn`): their routes' clean closes can be summed without changing a decision
+# (tests/test_evidence_summary.py checks each against the Decider). `aimd` and `learned` learn
+# from every close: their routes keep a line per connection, as does any kind not listed.
+SUMMARY_KINDS = frozenset(_core.summary_kinds())
 
 
 def prefix_args(pf) -> list[str]:

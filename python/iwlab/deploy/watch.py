@@ -30,7 +30,6 @@ from __future__ import annotations
 
 import fcntl
 import json
-import ipaddress
 import logging
 import os
 import select
@@ -215,8 +214,8 @@ class Decisions:
         self.mss: dict[str, int] = {}
         self._prefixes: dict[str, str | None] = {}
 
-    # Peers remembered by `prefix`: parsing and matching an address costs ~80 µs in Python,
-    # most of the watcher's time per connection at 10 000 connections/s (bench/watch_evidence.py).
+    # Peers remembered by `prefix`: every event of a connection asks for its peer's route, and
+    # a watcher sees the same peers again and again (bench/watch_evidence.py, 10 000 connections/s).
     PREFIX_CACHE = 1 << 16
 
     def prefix(self, addr: str) -> str | None:
@@ -232,12 +231,7 @@ class Decisions:
         return name
 
     def _match(self, addr: str) -> str | None:
-        ip = ipaddress.ip_address(addr)
-        if ip.version == 6 and ip.ipv4_mapped is not None:
-            ip = ip.ipv4_mapped
-        if ip.is_loopback:
-            return None
-        r = self.pf.route_for(ip)
+        r = self.pf.peer_route(addr)
         return None if r is None else plan.prefix_name(r)
 
     def learn(self, name: str, now_ns: int, ev: dict[str, Any]) -> tuple[int | None, int] | None:

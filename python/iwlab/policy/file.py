@@ -6,6 +6,7 @@ prefixes onto its policies (docs/scenario-format.md, "Policy files").
 
 from __future__ import annotations
 
+import functools
 import ipaddress
 import json
 import re
@@ -72,26 +73,31 @@ class PolicyFile:
         """Does the file deploy any pacing (a `sock_ops` program must carry it)?"""
         return bool(self.tcp["pacing"] or self.tcp["paced_iw"])
 
+    @functools.cached_property
+    def _keys(self) -> list[str]:
+        return [r.key for r in self.routes]
+
     def route_for(self, addr: str | ipaddress.IPv4Address | ipaddress.IPv6Address) -> Route | None:
         """The route whose prefix covers `addr`, longest prefix first, the default route last;
-        None if none does."""
-        ip = ipaddress.ip_address(addr)
-        best: Route | None = None
-        for r in self.routes:
-            if r.prefix is not None and r.prefix.version == ip.version and ip in r.prefix:
-                if best is None or r.prefix.prefixlen > best.prefix.prefixlen:  # type: ignore[union-attr]
-                    best = r
-        return best or next((r for r in self.routes if r.prefix is None), None)
+        None if none does (the core's matching, crates/iwlab-prefix). ValueError for a bad address."""
+        i = _core.route_for(self._keys, str(addr))
+        return None if i is None else self.routes[i]
+
+    def peer_route(self, addr: str | ipaddress.IPv4Address | ipaddress.IPv6Address) -> Route | None:
+        """The route of a connection's peer, as the watcher and the eBPF reader key its evidence:
+        `route_for` of an IPv4-mapped IPv6 address's IPv4 address; None for a loopback peer."""
+        i = _core.peer_route(self._keys, str(addr))
+        return None if i is None else self.routes[i]
 
     def route(self, prefix: str | Network | None) -> Route:
         """The route of exactly this prefix ("default" or None: the default route); KeyError if
         the file has none."""
-        key = _key(prefix)
-        for r in self.routes:
-            if r.key == key:
-                return r
-        have = ", ".join(r.key for r in self.routes) or "none"
-        raise KeyError(f"prefix = {key!r}: {self.path or 'the policy file'} routes {have}")
+        key = "default" if prefix is None else str(prefix)
+        i = _core.prefix_index(self._keys, key)
+        if i is None:
+            have = ", ".join(self._keys) or "none"
+            raise KeyError(f"prefix = {key!r}: {self.path or 'the policy file'} routes {have}")
+        return self.routes[i]
 
     def to_scenario_policies(self) -> dict:
         """The `[iw.policies]` table, for simulation."""
@@ -103,15 +109,6 @@ class PolicyFile:
         if self.default is not None:
             out["default"] = self.default
         return out
-
-
-def _key(prefix: str | Network | None) -> str:
-    if prefix is None or prefix == "default":
-        return "default"
-    try:
-        return str(ipaddress.ip_network(prefix))
-    except ValueError:
-        return str(prefix)
 
 
 def one_line(message: str) -> str:

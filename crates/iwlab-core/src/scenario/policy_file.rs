@@ -40,6 +40,9 @@ use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::net::IpAddr;
 
+/// A destination prefix and its parsing: the one definition iwlab-bpf and the Python API use too.
+pub use iwlab_prefix::Prefix;
+
 /// A route of the file, as written.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
@@ -75,57 +78,6 @@ pub struct PolicyFileSpec {
     pub tcp: PolicyTcp,
     #[serde(default, skip_serializing_if = "super::quic::QuicSpec::is_empty")]
     pub quic: super::quic::QuicSpec,
-}
-
-/// A destination prefix: an IPv4/IPv6 network, or the default route (both families).
-#[derive(Copy, Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub enum Prefix {
-    Default,
-    Net { addr: IpAddr, len: u8 },
-}
-
-impl Prefix {
-    /// Parses `"default"` or a CIDR `ADDR/LEN` whose host bits are zero.
-    pub fn parse(s: &str) -> Result<Prefix, String> {
-        const ALLOWED: &str = "\"default\" or an IPv4/IPv6 network in CIDR form with its host bits zero \
-                               (e.g. \"10.77.2.0/24\", \"2001:db8::/32\")";
-        if s == "default" {
-            return Ok(Prefix::Default);
-        }
-        let Some((a, l)) = s.split_once('/') else {
-            return Err(format!("{ALLOWED}; the prefix length is missing"));
-        };
-        let addr: IpAddr = a.parse().map_err(|_| format!("{ALLOWED}; {a:?} is not an IP address"))?;
-        let max = if addr.is_ipv4() { 32 } else { 128 };
-        let len: u8 = match l.parse() {
-            Ok(n) if n <= max => n,
-            _ => return Err(format!("{ALLOWED}; the length must be 0..={max}")),
-        };
-        let bits: u128 = match addr {
-            IpAddr::V4(v) => u32::from(v) as u128,
-            IpAddr::V6(v) => u128::from(v),
-        };
-        // Host bits: the low (max − len) bits (all 128 of them for ::/0).
-        let host_mask = 1u128.checked_shl(u32::from(max - len)).map_or(u128::MAX, |b| b - 1);
-        if bits & host_mask != 0 {
-            let net = bits & !host_mask;
-            let net: IpAddr = match addr {
-                IpAddr::V4(_) => IpAddr::V4((net as u32).into()),
-                IpAddr::V6(_) => IpAddr::V6(net.into()),
-            };
-            return Err(format!("{ALLOWED}; the host bits are set (the network is {net}/{len})"));
-        }
-        Ok(Prefix::Net { addr, len })
-    }
-}
-
-impl std::fmt::Display for Prefix {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            Prefix::Default => f.write_str("default"),
-            Prefix::Net { addr, len } => write!(f, "{addr}/{len}"),
-        }
-    }
 }
 
 /// A validated route.
@@ -277,32 +229,10 @@ pub(crate) fn validate_routes(
     Ok(routes)
 }
 
-/// The route of `routes` covering `addr`: the longest prefix, else the default route.
+/// The route of `routes` covering `addr`: the longest prefix, else the default route
+/// (`iwlab_prefix::longest_match`).
 pub fn route_for(routes: &[Route], addr: IpAddr) -> Option<usize> {
-    let covers = |p: &Prefix| match *p {
-        Prefix::Net { addr: net, len } => match (net, addr) {
-            (IpAddr::V4(n), IpAddr::V4(a)) => {
-                let mask = u32::MAX.checked_shl(32 - u32::from(len)).unwrap_or(0);
-                (u32::from(n) & mask) == (u32::from(a) & mask)
-            }
-            (IpAddr::V6(n), IpAddr::V6(a)) => {
-                let mask = u128::MAX.checked_shl(128 - u32::from(len)).unwrap_or(0);
-                (u128::from(n) & mask) == (u128::from(a) & mask)
-            }
-            _ => false,
-        },
-        Prefix::Default => false,
-    };
-    let best = routes
-        .iter()
-        .enumerate()
-        .filter(|(_, r)| covers(&r.prefix))
-        .max_by_key(|(_, r)| match r.prefix {
-            Prefix::Net { len, .. } => len,
-            Prefix::Default => 0,
-        })
-        .map(|(i, _)| i);
-    best.or_else(|| routes.iter().position(|r| r.prefix == Prefix::Default))
+    iwlab_prefix::longest_match(routes.iter().map(|r| &r.prefix), addr)
 }
 
 /// The address of each simulated host, as the emulator gives them (python/iwlab/emulate/

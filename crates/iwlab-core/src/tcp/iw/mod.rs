@@ -54,6 +54,14 @@ impl IwConfig {
     pub const NAMES: &'static [&'static str] =
         &["fixed", "rfc3390", "rfc6928", "rfc6928-fallback", "size-based", "aimd", "learned"];
 
+    /// The kinds whose decisions depend only on IW-loss events: their `learn` ignores
+    /// [`IwEventKind::Closed`], so the clean closes of their routes may be summed per prefix
+    /// (`iwlab-bpf evidence --prefix KEY=sum`, the watcher's `evidence_bpf.SUMMARY_KINDS`)
+    /// without changing a decision. `aimd` counts consecutive clean closes and `learned` keeps
+    /// each close's window: their routes keep a line per connection, as a new kind does until
+    /// it is listed here (the test below checks the list against each policy's `learn`).
+    pub const SUMMARY_KINDS: &'static [&'static str] = &["fixed", "rfc3390", "rfc6928", "rfc6928-fallback", "size-based"];
+
     pub fn build(&self) -> AnyIw {
         let imp = match *self {
             IwConfig::Fixed { segments } => IwImpl::Fixed(Fixed::new(segments)),
@@ -186,5 +194,48 @@ impl IwPolicy for AnyIw {
     }
     fn import_state(&mut self, v: &serde_json::Value) -> Result<(), String> {
         each_iw!(&mut self.imp, p => p.import_state(v))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Each kind with its scenario defaults (`fixed` needs its segments).
+    fn policy(kind: &str) -> AnyIw {
+        let spec = if kind == "fixed" { r#"{"kind": "fixed", "segments": 7}"#.into() } else { format!(r#"{{"kind": "{kind}"}}"#) };
+        let spec: crate::scenario::model::IwSpec = serde_json::from_str(&spec).unwrap();
+        spec.config().build()
+    }
+
+    #[test]
+    fn the_summary_kinds_are_exactly_those_whose_decisions_no_close_changes() {
+        for &kind in IwConfig::NAMES {
+            let (mut told, mut untold) = (policy(kind), policy(kind));
+            let ctx = |ms: u64, size| IwContext {
+                mss: 1000,
+                dst: 1,
+                declared_size: size,
+                now: SimTime::ZERO + SimDuration::from_millis(ms),
+            };
+            let mut same = true;
+            for i in 0..40u64 {
+                let now = SimTime::ZERO + SimDuration::from_millis(i * 10);
+                // Clean and lossy closes with windows above and below the IW.
+                let kind = IwEventKind::Closed {
+                    bytes_sent: 50_000,
+                    loss: i % 7 == 6,
+                    cwnd: 2_000 + 3_000 * (i % 20),
+                    bytes_acked: 50_000,
+                    retrans: u64::from(i % 7 == 6),
+                };
+                told.learn(&IwEvent { dst: 1, now, kind });
+                for size in [None, Some(1_000_000)] {
+                    same &= told.initial_window(&ctx(i * 10 + 1, size)) == untold.initial_window(&ctx(i * 10 + 1, size));
+                }
+                same &= told.export_state() == untold.export_state();
+            }
+            assert_eq!(same, IwConfig::SUMMARY_KINDS.contains(&kind), "{kind}: decisions unchanged by closes = {same}");
+        }
     }
 }
