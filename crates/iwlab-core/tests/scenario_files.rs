@@ -881,3 +881,20 @@ fn an_application_entry_with_count_0_starts_nothing() {
     assert!(sim.core.conns.iter().all(|c| c.label.app_kind != "ftp"));
     assert!(sim.core.conns.iter().any(|c| c.label.app_kind == "web"));
 }
+
+#[test]
+fn a_poisson_flows_entry_with_count_0_has_no_pairs_and_starts_nothing() {
+    let text = edit("iw-function", "count = 10\nmapping", "count = 0\nmapping");
+    let b = Scenario::from_toml_str(&text).unwrap().build(None).unwrap();
+    assert_eq!((b.apps[0].kind, b.apps[0].app_ids.len(), b.apps[0].hosts.len()), ("poisson-flows", 0, 0));
+}
+
+#[test]
+fn an_application_entry_has_at_most_max_instances() {
+    use iwlab_core::scenario::MAX_INSTANCES;
+    assert_eq!(MAX_INSTANCES, 100_000); // the bound the field's documentation states
+    let at = |n: u32| Scenario::from_toml_str(&edit("rfc2415", "count = 1\nmapping", &format!("count = {n}\nmapping")));
+    assert!(at(MAX_INSTANCES).is_ok());
+    let e = at(MAX_INSTANCES + 1).unwrap_err().to_string();
+    assert!(e.contains("apps[1].count = 100001 is not allowed; expected 0..=100000 instances"), "{e}");
+}

@@ -208,8 +208,9 @@ macro_rules! app_kinds {
                     clients: String,
                     /// Host group of the servers (a different group).
                     servers: String,
-                    /// Number of instances, 1..=100 000 (default 1). For `poisson-flows`: the
-                    /// number of (client, server) pairs of its single flow source.
+                    /// Number of instances, 0..=100 000 (default 1); 0 keeps the entry but starts
+                    /// nothing (a sweep over 0..N clients). For `poisson-flows`: the number of
+                    /// (client, server) pairs of its single flow source.
                     #[serde(default = "one")]
                     count: u32,
                     /// Instance → host mapping (default "modulo").

@@ -262,6 +262,8 @@ fn instantiate(r: &Resolved, seed: u64) -> Result<Built, ScenarioError> {
             })
             .collect();
         let configs: Vec<AppConfig> = match &a.params {
+            // count = 0: no pairs, no source (the entry starts nothing, as every kind's count 0).
+            ParamsR::PoissonFlows { .. } if ends.is_empty() => Vec::new(),
             ParamsR::PoissonFlows { rate_per_s, size, request, count } => vec![AppConfig::PoissonFlows {
                 pairs: ends,
                 rate_per_s: *rate_per_s,
