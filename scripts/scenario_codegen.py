@@ -1,7 +1,9 @@
 """Files produced from the core's scenario schema (`iwlab._core.schema()`, derived from the serde
 structs of crates/iwlab-core/src/scenario): the pydantic models `python/iwlab/scenario_model.py`
-(datamodel-code-generator) and the field reference of docs/scenario-format.md (between the
-`<!-- fields:begin -->` / `<!-- fields:end -->` markers; the prose around it is written by hand).
+(datamodel-code-generator), the field reference of docs/scenario-format.md (between the
+`<!-- fields:begin -->` / `<!-- fields:end -->` markers) and the tables of its sections (between
+`<!-- table:NAME:begin -->` / `<!-- table:NAME:end -->`, NAME in `SECTION_TABLES`); the prose
+around them is written by hand.
 
     .venv/bin/python scripts/scenario_codegen.py           # rewrite both from the built extension
     .venv/bin/python scripts/scenario_codegen.py --check   # exit 1 if either is out of date
@@ -145,26 +147,76 @@ def _objects(name: str, d: dict[str, Any]) -> list[tuple[str, dict[str, Any]]]:
     return out
 
 
+# The tables of the document's sections (marker name -> the heading's anchor): the top level,
+# `[tcp]` and `[quic]` tables, and the fields every `[[apps]]` kind shares. The reference points
+# to them rather than repeating them.
+SECTION_TABLES = {"Scenario": "top-level", "TcpSpec": "tcp", "QuicSpec": "quic", "App.common": "apps--applications"}
+
+
+def _app_kinds(s: dict[str, Any]) -> list[dict[str, Any]]:
+    return s["$defs"]["App"]["oneOf"]
+
+
+def _app_common(s: dict[str, Any]) -> dict[str, Any]:
+    """The fields every application kind has (the schema repeats them per kind), `kind` first."""
+    kinds = _app_kinds(s)
+    first = kinds[0]
+    keys = [k for k in first["properties"] if k != "kind" and all(k in v["properties"] for v in kinds)]
+    consts = [v["properties"]["kind"]["const"] for v in kinds]
+    props = {"kind": {"enum": consts, "description": "The application kind; its own fields are in the "
+                      "[App](#app) tables of the field reference."}}
+    props.update({k: first["properties"][k] for k in keys})
+    return {"properties": props, "required": ["kind", *[k for k in keys if k in first.get("required", [])]]}
+
+
+def section_table(s: dict[str, Any], name: str) -> list[str]:
+    if name == "Scenario":
+        return _table(s)
+    if name == "App.common":
+        return _table(_app_common(s))
+    return _table(s["$defs"][name])
+
+
+def _pointer(name: str) -> str:
+    return f"Its fields: the table of [its section](#{SECTION_TABLES[name]})."
+
+
 def docs_section(s: dict[str, Any]) -> str:
-    lines = [BEGIN, "", "### Scenario", "", _text(s.get("description")), "", *_table(s)]
+    lines = [BEGIN, "", "### Scenario", "", _text(s.get("description")), "", _pointer("Scenario")]
+    common = set(_app_common(s)["properties"]) - {"kind"}
     for name, d in sorted(s.get("$defs", {}).items()):
         lines += ["", f"### {name}", ""]
         if d.get("description"):
             lines += [_text(d["description"]), ""]
+        if name in SECTION_TABLES:
+            lines += [_pointer(name), ""]
+            continue
         objs = _objects(name, d)
         if not objs:
             lines += [f"Type: {_type(d)}."]
         for heading, obj in objs:
+            if name == "App":  # the common fields are in the [[apps]] section
+                obj = {**obj, "properties": {k: v for k, v in obj["properties"].items() if k not in common}}
+                heading += f" (and the [common fields](#{SECTION_TABLES['App.common']}))"
             if heading != name:
                 lines += [f"**{heading}**" + (f" — {_text(obj.get('description'))}" if obj.get("description") else ""), ""]
             lines += [*_table(obj), ""]
     return "\n".join(line for line in lines).rstrip() + "\n\n" + END
 
 
+def _markers(name: str) -> tuple[str, str]:
+    return f"<!-- table:{name}:begin -->", f"<!-- table:{name}:end -->"
+
+
 def docs_text(s: dict[str, Any]) -> str:
     text = DOCS.read_text()
     a, b = text.index(BEGIN), text.index(END) + len(END)
-    return text[:a] + docs_section(s) + text[b:]
+    text = text[:a] + docs_section(s) + text[b:]
+    for name in SECTION_TABLES:
+        begin, end = _markers(name)
+        a, b = text.index(begin), text.index(end) + len(end)
+        text = text[:a] + "\n".join([begin, *section_table(s, name), end]) + text[b:]
+    return text
 
 
 def main(argv: list[str]) -> int:

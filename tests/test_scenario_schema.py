@@ -32,13 +32,36 @@ def test_the_generated_model_and_docs_are_up_to_date():
     assert gen.docs_text(SCHEMA) == gen.DOCS.read_text(), "run scripts/scenario_codegen.py"
 
 
-def test_the_docs_reference_names_every_field_of_every_table():
+def _generated(docs: str, begin: str, end: str) -> str:
+    return docs[docs.index(begin):docs.index(end)]
+
+
+def test_the_docs_generated_tables_name_every_field_of_every_table():
     docs = (ROOT / "docs" / "scenario-format.md").read_text()
-    section = docs[docs.index("<!-- fields:begin -->"):docs.index("<!-- fields:end -->")]
+    gen = codegen()
+    table = {name: _generated(docs, *gen._markers(name)) for name in gen.SECTION_TABLES}
+    reference = _generated(docs, gen.BEGIN, gen.END)
     for key in SCHEMA["properties"]:
-        assert f"| `{key}` |" in section
-    for key in SCHEMA["$defs"]["TcpSpec"]["properties"]:
-        assert f"| `{key}` |" in section, key
+        assert f"| `{key}` |" in table["Scenario"], key
+    for name in ("TcpSpec", "QuicSpec"):
+        for key in SCHEMA["$defs"][name]["properties"]:
+            assert f"| `{key}` |" in table[name], (name, key)
+    # every field of every application kind: the common table, or the kind's in the reference
+    for kind in SCHEMA["$defs"]["App"]["oneOf"]:
+        for key in kind["properties"]:
+            assert f"| `{key}` |" in table["App.common"] or f"| `{key}` |" in reference, key
+    assert "| `count` |" in table["App.common"] and "| `size` |" not in table["App.common"]
+
+
+def test_each_definition_has_a_heading_in_the_reference_and_a_placed_table_a_pointer():
+    docs = (ROOT / "docs" / "scenario-format.md").read_text()
+    gen = codegen()
+    reference = _generated(docs, gen.BEGIN, gen.END)
+    for name in SCHEMA["$defs"]:
+        assert f"\n### {name}\n" in reference, name
+    for name, anchor in gen.SECTION_TABLES.items():
+        if name in SCHEMA["$defs"]:
+            assert f"(#{anchor})" in reference, name
 
 
 def test_the_schema_documents_each_field_from_its_doc_comment():

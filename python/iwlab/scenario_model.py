@@ -1218,8 +1218,9 @@ class FtpApp(ScenarioBase):
     """
     count: Annotated[int | None, Field(ge=0)] = 1
     """
-    Number of instances, 1..=100 000 (default 1). For `poisson-flows`: the
-    number of (client, server) pairs of its single flow source.
+    Number of instances, 0..=100 000 (default 1); 0 keeps the entry but starts
+    nothing (a sweep over 0..N clients). For `poisson-flows`: the number of
+    (client, server) pairs of its single flow source.
     """
     gap: (
         Duration1
@@ -1313,8 +1314,9 @@ class BulkApp(ScenarioBase):
     """
     count: Annotated[int | None, Field(ge=0)] = 1
     """
-    Number of instances, 1..=100 000 (default 1). For `poisson-flows`: the
-    number of (client, server) pairs of its single flow source.
+    Number of instances, 0..=100 000 (default 1); 0 keeps the entry but starts
+    nothing (a sweep over 0..N clients). For `poisson-flows`: the number of
+    (client, server) pairs of its single flow source.
     """
     kind: Literal["bulk"] = "bulk"
     mapping: Literal["modulo", "distinct"] | None = "modulo"
@@ -1385,8 +1387,9 @@ class WebApp(ScenarioBase):
     """
     count: Annotated[int | None, Field(ge=0)] = 1
     """
-    Number of instances, 1..=100 000 (default 1). For `poisson-flows`: the
-    number of (client, server) pairs of its single flow source.
+    Number of instances, 0..=100 000 (default 1); 0 keeps the entry but starts
+    nothing (a sweep over 0..N clients). For `poisson-flows`: the number of
+    (client, server) pairs of its single flow source.
     """
     embedded: Annotated[
         Bytes1
@@ -1544,8 +1547,9 @@ class ShortFlowsApp(ScenarioBase):
     """
     count: Annotated[int | None, Field(ge=0)] = 1
     """
-    Number of instances, 1..=100 000 (default 1). For `poisson-flows`: the
-    number of (client, server) pairs of its single flow source.
+    Number of instances, 0..=100 000 (default 1); 0 keeps the entry but starts
+    nothing (a sweep over 0..N clients). For `poisson-flows`: the number of
+    (client, server) pairs of its single flow source.
     """
     flows: Annotated[int | None, Field(ge=0)] = None
     """
@@ -1640,8 +1644,9 @@ class PoissonFlowsApp(ScenarioBase):
     """
     count: Annotated[int | None, Field(ge=0)] = 1
     """
-    Number of instances, 1..=100 000 (default 1). For `poisson-flows`: the
-    number of (client, server) pairs of its single flow source.
+    Number of instances, 0..=100 000 (default 1); 0 keeps the entry but starts
+    nothing (a sweep over 0..N clients). For `poisson-flows`: the number of
+    (client, server) pairs of its single flow source.
     """
     flows: Annotated[int | None, Field(ge=0)] = None
     """
@@ -1739,8 +1744,9 @@ class UdpApp(ScenarioBase):
     """
     count: Annotated[int | None, Field(ge=0)] = 1
     """
-    Number of instances, 1..=100 000 (default 1). For `poisson-flows`: the
-    number of (client, server) pairs of its single flow source.
+    Number of instances, 0..=100 000 (default 1); 0 keeps the entry but starts
+    nothing (a sweep over 0..N clients). For `poisson-flows`: the number of
+    (client, server) pairs of its single flow source.
     """
     kind: Literal["udp"] = "udp"
     mapping: Literal["modulo", "distinct"] | None = "modulo"
