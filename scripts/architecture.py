@@ -102,6 +102,10 @@ def section() -> str:
               f"`{EXTENSION[0]}` is the extension module, the `{EXTENSION[1]}` crate.", "",
               "| room | what it is | imports |", "|---|---|---|"]
     lines += [f"| `{n}` | {d} | {', '.join(f'`{x}`' for x in deps) or '—'} |" for n, d, deps in ps]
+    imports = {n: set(deps) for n, _, deps in ps}
+    both = [f"`{a}` ↔ `{b}`" for a in sorted(imports) for b in sorted(imports[a]) if a < b and a in imports.get(b, ())]
+    lines += ["", "Rooms that import each other (different modules of each: no module imports, directly or "
+              "through others, one that imports it back, tests/test_imports.py): " + (", ".join(both) or "none") + "."]
     lines += ["", "### The import graph", "", "An arrow A → B: A imports B (Python, also inside functions) or "
               "depends on B (Cargo).", "", "```mermaid", "flowchart LR", "  subgraph rust [crates]"]
     lines += [f"    {_node(n)}[{n}]" for n, _, _ in cs]
