@@ -104,7 +104,7 @@ def test_a_block_is_replaced_between_its_markers_only():
 
 def test_a_reversed_row_is_told_unit_by_unit():
     rows, meta = gf.load()
-    t = gf.reversal_table("closed-b25-tcp1", 3, None, meta["max_unit_load"])
+    t = gf.reversal_table("closed-b25-tcp1", 3, None, meta["max_unit_load"], meta["units"]["closed-b25-tcp1"])
     units = t[t["source"].str.startswith("kernel unit")]
     assert len(units) == len(meta["unit_loads"]["closed-b25-tcp1"])
     pooled = t[t["source"].str.startswith("kernel, all units")].iloc[0]

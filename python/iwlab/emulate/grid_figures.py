@@ -265,17 +265,18 @@ def _per_iw(f: pd.DataFrame) -> dict:
     return out
 
 
-def reversal_table(cell: str, size: int, engine: pd.DataFrame | None, max_unit_load: float,
+def reversal_table(cell: str, size: int, engine: pd.DataFrame | None, max_unit_load: float, units: list[int],
                    grid_path: Path = ROOT / "data" / "kernel" / "grid.toml") -> pd.DataFrame:
-    """One (cell, size) per source: each kernel unit (its load; the kernel's ratio without it),
-    the kernel's references, the engine's own arrivals and its replay of each unit."""
+    """One (cell, size) per source: each of the kernel units `units` (the ones the stored comparison
+    used; its load; the kernel's ratio without it), the kernel's references, the engine's own
+    arrivals and its replay of each unit."""
     from iwlab.emulate.grid import Grid, load_flows, ratio_ci
     from iwlab.emulate.grid_compare import unit_load
 
     grid = Grid.load(grid_path)
     c = grid.cell(cell)
     k = load_flows(grid, c)
-    k = k[(k["app_kind"] == "short") & (k["response_bytes"] == size * grid.mss())]
+    k = k[(k["app_kind"] == "short") & (k["response_bytes"] == size * grid.mss()) & k["seed"].isin(units)]
     seeds = sorted(k["seed"].unique())
     loads = {s: unit_load(grid, c, s) for s in seeds}
     out = []
@@ -294,7 +295,7 @@ def reversal_table(cell: str, size: int, engine: pd.DataFrame | None, max_unit_l
         own = e[e["variant"] == "sim"]
         if len(own):
             out.append({"source": f"engine, own arrivals (seeds 1–{own['seed'].max()})", **_per_iw(own)})
-        for s, g in e[e["variant"] == "replay"].groupby("seed"):
+        for s, g in e[(e["variant"] == "replay") & e["seed"].isin(units)].groupby("seed"):
             out.append({"source": f"engine, replay of unit {s}", "load": loads.get(s, np.nan), **_per_iw(g)})
     cols = ["source", "load", "flows 3", "flows 10", "mean 3 (s)", "mean 10 (s)", "ratio", "CI", "ratio without it",
             "RTO/flow 3", "RTO/flow 10", "lost ff 3", "lost ff 10"]
@@ -307,13 +308,13 @@ def _ratio_ci(x: pd.Series) -> str:
         if np.isfinite(x["kern_ratio"]) else f"— ({int(x['units'])})"
 
 
-def _reversed_summary(rows: pd.DataFrame, engine: pd.DataFrame | None, max_unit_load: float) -> pd.DataFrame:
+def _reversed_summary(rows: pd.DataFrame, engine: pd.DataFrame | None, meta: dict) -> pd.DataFrame:
     """One line per reversed row: both references, the engine, the unit that carries the kernel's
     ratio most (its removal moves it furthest), RTOs and first-flight losses per IW on both sides."""
     out = []
     for cell, size in reversed_rows(rows):
         r = rows[(rows["cell"] == cell) & (rows["size"] == size)].set_index("reference")
-        t = reversal_table(cell, size, engine, max_unit_load).set_index("source")
+        t = reversal_table(cell, size, engine, meta["max_unit_load"], meta["units"][cell]).set_index("source")
         units = t[t.index.str.startswith("kernel unit")]
         pooled = t.loc[t.index.str.startswith("kernel, all units")].iloc[0]
         own = t[t.index.str.startswith("engine, own")]
@@ -335,7 +336,7 @@ def _reversed_summary(rows: pd.DataFrame, engine: pd.DataFrame | None, max_unit_
 
 def _reversed_md(rows: pd.DataFrame, meta: dict, stored: Path = STORED) -> str:
     engine = pd.read_csv(stored / REVERSED_ENGINE) if (stored / REVERSED_ENGINE).exists() else None
-    load = meta.get("max_unit_load", DEFAULT_MAX_UNIT_LOAD)
+    load = meta["max_unit_load"]
     missing = [f"{c} {z}" for c, z in reversed_rows(rows)
                if engine is None or not ((engine["cell"] == c) & (engine["size"] == z)).any()]
     parts = [f"Every lossy row whose IW order an engine variant reverses against either reference, and the "
@@ -343,14 +344,14 @@ def _reversed_md(rows: pd.DataFrame, meta: dict, stored: Path = STORED) -> str:
              f"(own arrivals; replay of every unit), the kernel's ratio without the unit whose removal moves it "
              f"most, and per IW the RTOs per flow and the share of flows that lost first-flight segments (the "
              f"engine's from its own arrivals, seeds 1–4, `{REVERSED_ENGINE}`):",
-             md_table(_reversed_summary(rows, engine, load), 2)]
+             md_table(_reversed_summary(rows, engine, meta), 2)]
     if missing:
         parts.append(f"Not in `{REVERSED_ENGINE}` (`python -m iwlab.emulate.grid_figures --reversed-rows`): "
                      + ", ".join(missing))
     for cell, size in WATCHED:
         parts.append(f"**{cell}, {size} segments**, unit by unit (load = the unit's mean load average; the engine's "
                      "replay of a unit runs that unit's start times and (size, IW) order):\n\n"
-                     + md_table(reversal_table(cell, size, engine, load), 2))
+                     + md_table(reversal_table(cell, size, engine, load, meta["units"][cell]), 2))
     return "\n\n".join(parts)
 
 
