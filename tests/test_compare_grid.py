@@ -20,7 +20,8 @@ import pytest
 from scipy import stats
 
 from iwlab.emulate.grid import Grid, stored_seeds
-from iwlab.emulate.grid_compare import Z95, compare_rows, noise_floor, simulate, slice_table
+from iwlab.emulate.grid_compare import (DEFAULT_MAX_UNIT_LOAD, Z95, compare_rows, noise_floor, reference_rows,
+                                        reference_units, simulate, slice_table)
 
 GRID = Path(__file__).resolve().parents[1] / "data" / "kernel" / "grid.toml"
 SLICE = tuple(f"{a}-b25-{b}" for a in ("closed", "poisson10") for b in ("none", "udp80", "tcp1"))
@@ -41,7 +42,8 @@ def rows():
     cells = [grid.cell(n) for n in SLICE]
     missing = [c.name for c in cells if not stored_seeds(grid, c)]
     assert not missing, f"no stored kernel units for {missing} (python -m iwlab.emulate.grid run)"
-    return compare_rows(grid, cells, simulate(grid, cells, SIM_SEEDS, replay=False, first_flight=False, workers=1))
+    rows = compare_rows(grid, cells, simulate(grid, cells, SIM_SEEDS, replay=False, first_flight=False, workers=1))
+    return reference_rows(rows, "all")
 
 
 def test_the_engines_ratios_are_within_the_kernels_sampling_noise(rows):
@@ -86,3 +88,72 @@ def test_an_unknown_cell_is_refused_by_name():
 
     with pytest.raises(GridError, match=r"--cells: closed-b25-nowhere not in .*allowed: closed-b25-none"):
         compare_grid(GRID, cells=["closed-b25-nowhere"])
+
+
+# ---- the quiet reference: units run on a loaded machine are left out, and counted --------------
+def _store(tmp_path, loads: dict[int, float]):
+    """A grid whose store holds closed-b25-tcp1's units `loads` (seed -> load average) — the
+    stored flows, with the run.json's load average set."""
+    import json
+    import shutil
+
+    grid = Grid.load(GRID)
+    src = grid.store / "closed-b25-tcp1"
+    (tmp_path / "grid.toml").write_text(GRID.read_text())
+    for seed, load in loads.items():
+        d = tmp_path / "grid" / "closed-b25-tcp1" / f"seed-{seed}"
+        d.mkdir(parents=True)
+        shutil.copy(src / f"seed-{seed}" / "flows.parquet", d / "flows.parquet")
+        run = json.loads((src / f"seed-{seed}" / "run.json").read_text())
+        run["load_average"]["mean"] = load
+        (d / "run.json").write_text(json.dumps(run))
+    g = Grid.load(tmp_path / "grid.toml")
+    return g, g.cell("closed-b25-tcp1")
+
+
+def test_a_unit_above_the_load_threshold_is_left_out_of_the_quiet_reference(tmp_path):
+    import pandas as pd
+
+    from iwlab.emulate.grid import load_flows, per_size
+
+    grid, cell = _store(tmp_path, {1: 2.0, 2: DEFAULT_MAX_UNIT_LOAD + 0.1, 3: DEFAULT_MAX_UNIT_LOAD})
+    assert reference_units(grid, cell, DEFAULT_MAX_UNIT_LOAD) == {"all": [1, 2, 3], "quiet": [1, 3]}
+    rows = compare_rows(grid, [cell], pd.DataFrame())
+    every, quiet = reference_rows(rows, "all"), reference_rows(rows, "quiet")
+    assert set(every["units"]) == {3} and set(quiet["units"]) == {2}
+    f = load_flows(grid, cell)
+    n = {s: int(per_size(f[f["seed"] == s], grid.mss(), grid.sizes)[["n3", "n10"]].to_numpy().sum()) for s in (1, 2, 3)}
+    assert int(every["n_kernel"].sum()) == n[1] + n[2] + n[3]
+    assert int(quiet["n_kernel"].sum()) == n[1] + n[3]
+    s = slice_table(rows).set_index(["reference", "slice"])
+    assert s.loc[("all", "all"), "units"] == 3 and s.loc[("quiet", "all"), "units"] == 2
+    assert reference_units(grid, cell, 100.0)["quiet"] == [1, 2, 3]
+
+
+def test_a_cell_with_no_quiet_unit_keeps_its_rows_with_none_counted(tmp_path):
+    import pandas as pd
+
+    grid, cell = _store(tmp_path, {1: 19.8, 2: 26.2})
+    quiet = reference_rows(compare_rows(grid, [cell], pd.DataFrame()), "quiet")
+    assert len(quiet) == len(grid.sizes) and set(quiet["units"]) == {0} and set(quiet["n_kernel"]) == {0}
+    assert quiet["kern_ratio"].isna().all()
+    s = slice_table(compare_rows(grid, [cell], pd.DataFrame())).set_index(["reference", "slice"])
+    assert s.loc[("quiet", "all"), "rows"] == 0 and s.loc[("all", "all"), "rows"] == len(grid.sizes)
+
+
+@pytest.mark.parametrize("bad", [-1.0, float("nan"), float("inf")])
+def test_a_max_unit_load_that_is_no_load_average_is_refused_by_name(bad):
+    from iwlab.emulate.grid import GridError
+    from iwlab.emulate.grid_compare import compare_grid
+
+    with pytest.raises(GridError, match=r"--max-unit-load: .* allowed: a finite number ≥ 0"):
+        compare_grid(GRID, max_unit_load=bad)
+
+
+def test_the_cli_refuses_a_negative_max_unit_load_with_exit_2():
+    from typer.testing import CliRunner
+
+    from iwlab.cli import build
+
+    r = CliRunner().invoke(build(), ["compare", "--grid", str(GRID), "--max-unit-load", "-1"])
+    assert r.exit_code == 2 and "--max-unit-load" in r.output

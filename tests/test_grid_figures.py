@@ -1,6 +1,7 @@
 """The kernel grid's figures in python/iwlab/emulate/README.md and docs/kernel-grid.md are written
 from the stored comparison (data/kernel/grid-compare/) by `python -m iwlab.emulate.grid_figures`;
-these tests fail when a document's block, or the stored summary tables, drift from the stored rows."""
+these tests fail when a document's block, a heat map's numbers, or the stored summary tables drift
+from the stored rows."""
 
 from __future__ import annotations
 
@@ -14,6 +15,32 @@ from iwlab.emulate.grid_compare import slice_table
 
 def test_the_documents_show_what_the_stored_comparison_gives():
     assert gf.stale() == [], "regenerate: python -m iwlab.emulate.grid_figures"
+
+
+def test_the_stored_rows_give_every_figure_against_both_references():
+    rows, meta = gf.load()
+    assert set(rows["reference"]) == {"all", "quiet"}
+    every, quiet = (rows[rows["reference"] == r].set_index(["cell", "size"]) for r in ("all", "quiet"))
+    assert list(every.index) == list(quiet.index)  # a cell without quiet units keeps its rows, with 0 units
+    assert (quiet["units"] <= every["units"]).all()
+    loads = meta["unit_loads"]
+    for cell, g in quiet.groupby(level="cell"):
+        assert int(g["units"].iloc[0]) == sum(v <= meta["max_unit_load"] for v in loads[cell].values())
+    assert meta["quiet_units"] == sum(sum(v <= meta["max_unit_load"] for v in u.values()) for u in loads.values())
+    g = pd.concat([gf.goals(rows, "sim", r) for r in ("all", "quiet")])
+    assert set(g["reference"]) == {"all", "quiet"} and {"closed", "periodic"} <= set(g["arrivals"])
+
+
+def test_a_heat_map_drawn_from_other_numbers_is_stale(tmp_path):
+    rows, _ = gf.load()
+    png = tmp_path / "delta.png"
+    assert gf.heat_map_stale(rows, "all", png)  # missing
+    gf.write_heat_map(rows, "all", png)
+    assert not gf.heat_map_stale(rows, "all", png)
+    moved = rows.copy()
+    moved.loc[moved.index[0], "delta"] += 0.05
+    assert gf.heat_map_stale(moved, "all", png)
+    assert gf.heat_map_stale(rows, "quiet", png)
 
 
 def test_the_stored_slice_table_is_the_stored_rows_summarised():
@@ -73,3 +100,14 @@ def test_a_block_is_replaced_between_its_markers_only():
     assert gf.render(text, "x", "new") == "a\n<!-- grid-figures:x -->\nnew\n<!-- /grid-figures:x -->\nb\n"
     with pytest.raises(ValueError, match="grid-figures:y"):
         gf.render(text, "y", "new")
+
+
+def test_a_reversed_row_is_told_unit_by_unit():
+    rows, meta = gf.load()
+    t = gf.reversal_table("closed-b25-tcp1", 3, None, meta["max_unit_load"], meta["units"]["closed-b25-tcp1"])
+    units = t[t["source"].str.startswith("kernel unit")]
+    assert len(units) == len(meta["unit_loads"]["closed-b25-tcp1"])
+    pooled = t[t["source"].str.startswith("kernel, all units")].iloc[0]
+    assert int(units["flows 3"].sum()) == pooled["flows 3"] and int(units["flows 10"].sum()) == pooled["flows 10"]
+    # Leaving a unit out and pooling the rest gives the ratio of the rest's means.
+    assert units["ratio without it"].notna().all()

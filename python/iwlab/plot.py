@@ -159,10 +159,12 @@ def cwnd_time(pcap: str | Path, connections: int | None = 6, mss: int | None = N
     return fig
 
 
-def grid_heatmap(rows, x: str, y: str, value: str, agg: str = "mean", fmt: str = "{:.3g}", ax=None):
+def grid_heatmap(rows, x: str, y: str, value: str, agg: str = "mean", fmt: str = "{:.3g}", ax=None,
+                 center: float | None = None, cmap: str | None = None, figsize: tuple[float, float] | None = None):
     """A sweep's grid as a heat map: `rows` (what `iwlab.sweep` returns, or
     `iwlab.sweep_records(out, table="runs")`), `x` and `y` two grid keys, `value` a per-run
-    metric, aggregated over seeds (and other keys) with `agg`; each cell is labelled."""
+    metric, aggregated over seeds (and other keys) with `agg`; each cell is labelled. With
+    `center` the colour scale is symmetric about it (for signed differences; `cmap` a diverging one)."""
     import numpy as np
 
     for key in (x, y, value):
@@ -170,16 +172,22 @@ def grid_heatmap(rows, x: str, y: str, value: str, agg: str = "mean", fmt: str =
             raise ValueError(f"{key!r} is not a column of the rows; allowed: {', '.join(map(str, rows.columns))}")
     table = rows.assign(**{x: rows[x].astype(str), y: rows[y].astype(str)}).pivot_table(
         index=y, columns=x, values=value, aggfunc=agg, sort=False)
-    fig, ax = _axes(ax, figsize=(2.8 + 1.2 * table.shape[1], 1.8 + 0.6 * table.shape[0]))
+    fig, ax = _axes(ax, figsize=figsize or (2.8 + 1.2 * table.shape[1], 1.8 + 0.6 * table.shape[0]))
     data = table.to_numpy(dtype=float)
-    im = ax.imshow(data, aspect="auto", cmap="viridis")
+    scale = {}
+    if center is not None:
+        half = float(np.nanmax(np.abs(data - center))) if np.isfinite(data).any() else 1.0
+        scale = {"vmin": center - (half or 1.0), "vmax": center + (half or 1.0)}
+    im = ax.imshow(data, aspect="auto", cmap=cmap or "viridis", **scale)
     ax.set_xticks(range(table.shape[1]), table.columns)
     ax.set_yticks(range(table.shape[0]), table.index)
     ax.set(xlabel=x, ylabel=y, title=f"{value} ({agg} over seeds)")
     mid = np.nanmean(data) if np.isfinite(data).any() else 0
     for (r, c), v in np.ndenumerate(data):
         if np.isfinite(v):
-            ax.text(c, r, fmt.format(v), ha="center", va="center", fontsize="small",
-                    color="white" if v < mid else "black")
+            # Dark ends of a diverging scale (far from the centre) take white text; viridis is dark below its mean.
+            dark = abs(v - center) > 0.6 * (scale["vmax"] - center) if center is not None else v < mid
+            ax.text(c, r, fmt.format(v), ha="center", va="center", fontsize="small" if center is None else "x-small",
+                    color="white" if dark else "black")
     fig.colorbar(im, ax=ax, label=value)
     return fig

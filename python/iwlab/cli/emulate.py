@@ -120,6 +120,9 @@ def register(app: typer.Typer) -> None:
                                              help="--grid: skip the simulator's first-flight traces"),
         cells: Optional[str] = typer.Option(None, "--cells", help="--grid: comma-separated cell names"),
         workers: int = typer.Option(2, "--workers", min=1, help="--grid: simulator processes"),
+        max_unit_load: Optional[float] = typer.Option(
+            None, "--max-unit-load", help="--grid: the quiet reference's kernel units are those run at a mean load "
+            "average ≤ this (default 5, the threshold fixed before the comparison: where the stored units' loads part)"),
         quic_stack: QuicStack = typer.Option(QuicStack.aioquic, "--quic-stack", help=H_QUIC_STACK),
     ) -> None:
         """Simulate and emulate SCENARIO and print them side by side (needs root); or, with
@@ -135,7 +138,8 @@ def register(app: typer.Typer) -> None:
                 raise typer.Exit(2)
             try:
                 c = compare_grid(grid, sim_seeds=seeds, replay=not no_replay, first_flight=not no_first_flight,
-                                 workers=workers, cells=cells.split(",") if cells else None, out=out)
+                                 workers=workers, cells=cells.split(",") if cells else None, out=out,
+                                 **({} if max_unit_load is None else {"max_unit_load": max_unit_load}))
             except GridError as e:
                 typer.echo(f"iwlab compare: {e}", err=True)
                 raise typer.Exit(2) from None

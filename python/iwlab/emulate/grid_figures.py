@@ -6,7 +6,11 @@
     python -m iwlab.emulate.grid_figures --check    # exit 1 if a block differs from the stored data
 
 A block sits between `<!-- grid-figures:NAME -->` and `<!-- /grid-figures:NAME -->`;
-`tests/test_grid_figures.py` runs the check.
+`tests/test_grid_figures.py` runs the check. The heat maps of Δ (`docs/kernel-grid-delta-*.png`)
+carry a digest of the numbers they are drawn from in their PNG text, which the check compares.
+
+Every figure is given against two kernel references: all stored units, and the units run on a
+quiet machine (`grid_compare.DEFAULT_MAX_UNIT_LOAD`).
 
 The goals the grid is held to, over the lossy cells (cells where some kernel short flow had an
 RTO or lost part of its first flight), per arrival pattern and per engine variant (`sim`: the
@@ -29,7 +33,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from iwlab.emulate.grid_compare import Z95, md_table, noise_floor, slice_table
+from iwlab.emulate.grid_compare import DEFAULT_MAX_UNIT_LOAD, REFERENCES, Z95, md_table, noise_floor, reference_rows, slice_table
 
 ROOT = Path(__file__).resolve().parents[3]
 STORED = ROOT / "data" / "kernel" / "grid-compare"
@@ -52,9 +56,10 @@ def load(stored: Path = STORED) -> tuple[pd.DataFrame, dict]:
 
 
 def lossy_cells(rows: pd.DataFrame) -> set[str]:
-    """Cells where some kernel short flow had an RTO or lost part of its first flight."""
-    loss = (rows["kern_rto"].fillna(0) > 0) | (rows["kern_ff"].fillna(0) > 0)
-    return set(rows.loc[loss, "cell"])
+    """Cells where some kernel short flow (any stored unit) had an RTO or lost part of its first flight."""
+    r = reference_rows(rows, "all")
+    loss = (r["kern_rto"].fillna(0) > 0) | (r["kern_ff"].fillna(0) > 0)
+    return set(r.loc[loss, "cell"])
 
 
 def order_flips(rows: pd.DataFrame, side: str) -> pd.DataFrame:
@@ -87,12 +92,16 @@ def sensitivity_changes(rows: pd.DataFrame, side: str) -> pd.DataFrame:
     return pd.DataFrame(out, columns=cols).dropna(subset=["difference"])
 
 
-def goals(rows: pd.DataFrame, side: str) -> pd.DataFrame:
-    """One row per arrival pattern (and all), over the lossy cells: the four goals and whether each holds."""
+def goals(rows: pd.DataFrame, side: str, reference: str = "all") -> pd.DataFrame:
+    """One row per arrival pattern (and all), over the lossy cells with units in `reference`: the
+    units and flows behind it, the four goals and whether each holds."""
     delta = "delta" if side == "sim" else "replay_delta"
     in_ci = "in_ci" if side == "sim" else "replay_in_ci"
-    lossy = rows[rows["cell"].isin(lossy_cells(rows))].dropna(subset=["kern_ratio", delta])
-    changes = sensitivity_changes(rows[rows["cell"].isin(lossy_cells(rows))], side)
+    lossy_set = lossy_cells(rows)
+    r = reference_rows(rows, reference)
+    r = r[r["cell"].isin(lossy_set)]
+    lossy = r.dropna(subset=["kern_ratio", delta])
+    changes = sensitivity_changes(r, side)
     out = []
     for pattern, g in [("all", lossy), *lossy.groupby("arrivals", sort=False)]:
         mad, floor = float(g[delta].abs().mean()), noise_floor(g, side)
@@ -100,7 +109,10 @@ def goals(rows: pd.DataFrame, side: str) -> pd.DataFrame:
         flips = order_flips(g, side)
         ch = changes if pattern == "all" else changes[changes["arrivals"] == pattern]
         ok_ch = int((ch["difference"].abs() <= SENSITIVITY_TOLERANCE).sum())
-        out.append({"arrivals": pattern, "cells": g["cell"].nunique(), "rows": len(g),
+        cells = g.drop_duplicates("cell")
+        out.append({"reference": reference, "arrivals": pattern, "cells": g["cell"].nunique(),
+                    "units": int(cells["units"].sum()) if "units" in g else np.nan,
+                    "kernel_flows": int(g["n_kernel"].sum()) if "n_kernel" in g else np.nan, "rows": len(g),
                     "mean_abs_delta": mad, "noise_floor": floor, "delta_within_noise": mad <= floor,
                     "in_ci": f"{n_in}/{len(g)}", "in_ci_85": n_in >= IN_CI_SHARE * len(g),
                     "order_flips": len(flips), "no_flip": len(flips) == 0,
@@ -110,7 +122,7 @@ def goals(rows: pd.DataFrame, side: str) -> pd.DataFrame:
 
 
 # ---- the testbed's load ------------------------------------------------------------------------
-LOW_LOAD, HIGH_LOAD = 5.0, 15.0
+LOW_LOAD, HIGH_LOAD = DEFAULT_MAX_UNIT_LOAD, 15.0
 
 
 def unit_loads(units: dict[str, list[int]], grid_path: Path = ROOT / "data" / "kernel" / "grid.toml") -> pd.DataFrame:
@@ -160,7 +172,7 @@ def _load_md(u: pd.DataFrame, engine: pd.DataFrame | None = None) -> str:
     dl = u["load"] - u.groupby("cell")["load"].transform("mean")
     df = u["ff_lost_iw10"] - u.groupby("cell")["ff_lost_iw10"].transform("mean")
     r = float(np.corrcoef(dl, df)[0, 1])
-    both = u.assign(level=np.where(u["load"] < LOW_LOAD, "low", np.where(u["load"] > HIGH_LOAD, "high", "")))
+    both = u.assign(level=np.where(u["load"] <= LOW_LOAD, "low", np.where(u["load"] > HIGH_LOAD, "high", "")))
     t = both[both["level"] != ""].pivot_table(index="cell", columns="level", values=["ff_lost_iw10", "load"],
                                               aggfunc="mean").dropna()
     t = pd.DataFrame({"cell": t.index, f"load ≤ {LOW_LOAD:g}": t[("load", "low")].to_numpy(),
@@ -181,45 +193,203 @@ def _load_md(u: pd.DataFrame, engine: pd.DataFrame | None = None) -> str:
             f"both a low and a high load, the loaded units lost fewer.{note}\n\n" + md_table(t, 2))
 
 
-def low_load_rows(rows: pd.DataFrame, units: dict[str, list[int]],
-                  grid_path: Path = ROOT / "data" / "kernel" / "grid.toml") -> pd.DataFrame:
-    """The lossy rows again, against those of the comparison's kernel units (`units`) run at a load
-    average ≤ LOW_LOAD only (cells that have one): the kernel's ratio and CI from those units, the
-    engine's as stored."""
-    from iwlab.emulate.grid import Grid, per_size, unit_dir
-
-    grid = Grid.load(grid_path)
-    out = []
-    for name in sorted(lossy_cells(rows)):
-        c = grid.cell(name)
-        quiet = [s for s in units.get(name, []) if json.loads(
-            (unit_dir(grid, c, s) / "run.json").read_text())["load_average"]["mean"] <= LOW_LOAD]
-        if not quiet:
-            continue
-        f = pd.concat([pd.read_parquet(unit_dir(grid, c, s) / "flows.parquet") for s in quiet], ignore_index=True)
-        t = per_size(f[~f["in_warmup"].astype(bool)], grid.mss(), grid.sizes).set_index("size")
-        for _, r in rows[rows["cell"] == name].iterrows():
-            k = t.loc[int(r["size"])]
-            out.append({**r.to_dict(), "units": len(quiet), "kern_ratio": k["ratio"], "kern_lo": k["ratio_lo"],
-                        "kern_hi": k["ratio_hi"], "delta": r["sim_ratio"] - k["ratio"],
-                        "in_ci": bool(k["ratio_lo"] <= r["sim_ratio"] <= k["ratio_hi"])})
-    return pd.DataFrame(out).dropna(subset=["kern_ratio", "delta"])
-
-
 def _engine_ff(stored: Path = STORED) -> pd.DataFrame | None:
     return pd.read_csv(stored / ENGINE_FF) if (stored / ENGINE_FF).exists() else None
 
 
-def _low_load_md(rows: pd.DataFrame, units: dict[str, list[int]]) -> str:
-    q = low_load_rows(rows, units)
-    same = rows.set_index(["cell", "size"]).loc[list(zip(q["cell"], q["size"]))].dropna(subset=["delta"]).reset_index()
-    q = q.set_index(["cell", "size"]).loc[list(zip(same["cell"], same["size"]))].reset_index()
-    t = pd.DataFrame([{"kernel units": label, "cells": d["cell"].nunique(), "rows": len(d),
-                       "mean \\|Δ\\| (engine)": float(d["delta"].abs().mean()), "noise floor": noise_floor(d),
-                       "in CI": f"{int(d['in_ci'].astype(bool).sum())}/{len(d)}"}
-                      for label, d in (("all", same), (f"load ≤ {LOW_LOAD:g} only", q))])
-    return ("The same lossy rows (cells with at least one unit run at a load average ≤ "
-            f"{LOW_LOAD:g}) against every stored unit and against the quiet units alone:\n\n" + md_table(t))
+# ---- the reversed rows ------------------------------------------------------------------------
+REVERSED_ENGINE = "reversed-rows-engine.csv"
+#: Rows looked at beside the current order flips: the two whose order the engine reversed while
+#: their cells had only their first kernel units stored (closed loop beside one long-lived flow at
+#: 3 segments; Poisson 30 % beside UDP 60 % and one long-lived flow at 21 segments).
+WATCHED = (("closed-b25-tcp1", 3), ("poisson30-b25-udp60-tcp1", 21))
+RECORD_COLUMNS = ["cell", "size", "variant", "seed", "iw_segments", "completed", "completion", "timeouts",
+                  "retransmits", "ff_lost"]
+
+
+def reversed_rows(rows: pd.DataFrame) -> list[tuple[str, int]]:
+    """Lossy rows whose IW order the engine (either variant) reverses against either reference,
+    and the WATCHED rows."""
+    lossy = lossy_cells(rows)
+    found = set(WATCHED)
+    for ref in REFERENCES:
+        r = reference_rows(rows, ref)
+        for side in ("sim", "replay"):
+            if f"{side}_ratio" in r:
+                f = order_flips(r[r["cell"].isin(lossy)], side)
+                found |= {(c, int(z)) for c, z in zip(f["cell"], f["size"])}
+    return sorted(found)
+
+
+def engine_records(targets: list[tuple[str, int]], seeds: int, grid_path: Path = ROOT / "data" / "kernel" / "grid.toml",
+                   workers: int = 2) -> pd.DataFrame:
+    """The engine's short flows of each (cell, size): its own arrivals (seeds 1..`seeds`) and the
+    replay of every stored kernel unit of the cell (seed = the unit's), with first-flight losses."""
+    import tempfile
+
+    from iwlab.emulate.grid import Grid, stored_seeds, unit_dir
+    from iwlab.emulate.grid_compare import _sim_job, replay_csv
+    from iwlab.runs import run_many
+
+    grid = Grid.load(grid_path)
+    tmp = Path(tempfile.mkdtemp(prefix="hg-reversed-"))
+    jobs = []
+    for name in sorted({c for c, _ in targets}):
+        c = grid.cell(name)
+        jobs += [(str(grid.path), name, "sim", s, True, None) for s in range(1, seeds + 1)]
+        for s in stored_seeds(grid, c):
+            kf = pd.read_parquet(unit_dir(grid, c, s) / "flows.parquet")
+            jobs.append((str(grid.path), name, "replay", s, True,
+                         str(replay_csv(kf.rename(columns={"iw_policy": "server_iw"}) if "server_iw" not in kf else kf,
+                                        tmp / f"{name}-{s}.csv"))))
+    f = pd.concat(run_many(jobs, _sim_job, jobs=workers, ordered=True), ignore_index=True)
+    f = f[f["app_kind"] == "short"].assign(size=lambda d: d["response_bytes"] // grid.mss())
+    keep = pd.Series(False, index=f.index)
+    for name, size in targets:
+        keep |= (f["cell"] == name) & (f["size"] == size)
+    return f.loc[keep, RECORD_COLUMNS].reset_index(drop=True)
+
+
+def _per_iw(f: pd.DataFrame) -> dict:
+    """Flows, mean completion, RTOs per flow and the share that lost first-flight segments, per IW,
+    and the IW10/IW3 ratio of mean completion (completed flows)."""
+    out: dict = {}
+    for iw in (3, 10):
+        g = f[f["iw_segments"] == iw]
+        done = g[g["completed"].astype(bool)]
+        ff = g["ff_lost"].dropna() if "ff_lost" in g else pd.Series(dtype=float)
+        out.update({f"flows {iw}": len(g), f"mean {iw} (s)": done["completion"].mean() if len(done) else np.nan,
+                    f"RTO/flow {iw}": g["timeouts"].mean() if len(g) else np.nan,
+                    f"lost ff {iw}": (ff > 0).mean() if len(ff) else np.nan})
+    out["ratio"] = out["mean 10 (s)"] / out["mean 3 (s)"]
+    return out
+
+
+def reversal_table(cell: str, size: int, engine: pd.DataFrame | None, max_unit_load: float, units: list[int],
+                   grid_path: Path = ROOT / "data" / "kernel" / "grid.toml") -> pd.DataFrame:
+    """One (cell, size) per source: each of the kernel units `units` (the ones the stored comparison
+    used; its load; the kernel's ratio without it), the kernel's references, the engine's own
+    arrivals and its replay of each unit."""
+    from iwlab.emulate.grid import Grid, load_flows, ratio_ci
+    from iwlab.emulate.grid_compare import unit_load
+
+    grid = Grid.load(grid_path)
+    c = grid.cell(cell)
+    k = load_flows(grid, c)
+    k = k[(k["app_kind"] == "short") & (k["response_bytes"] == size * grid.mss()) & k["seed"].isin(units)]
+    seeds = sorted(k["seed"].unique())
+    loads = {s: unit_load(grid, c, s) for s in seeds}
+    out = []
+    for s in seeds:
+        rest = k[k["seed"] != s]
+        out.append({"source": f"kernel unit {s}", "load": loads[s], **_per_iw(k[k["seed"] == s]),
+                    "ratio without it": _per_iw(rest)["ratio"] if len(rest) else np.nan})
+    for ref, pick in (("all", seeds), ("quiet", [s for s in seeds if loads[s] <= max_unit_load])):
+        g = k[k["seed"].isin(pick)]
+        done = g[g["completed"].astype(bool)]
+        lo, hi = ratio_ci(*(done.loc[done["iw_segments"] == iw, "completion"].to_numpy(float) for iw in (3, 10)))
+        out.append({"source": f"kernel, {ref} units ({len(pick)})", **_per_iw(g), "CI": f"[{lo:.2f}, {hi:.2f}]"
+                    if np.isfinite(lo) else ""})
+    if engine is not None:
+        e = engine[(engine["cell"] == cell) & (engine["size"] == size)]
+        own = e[e["variant"] == "sim"]
+        if len(own):
+            out.append({"source": f"engine, own arrivals (seeds 1–{own['seed'].max()})", **_per_iw(own)})
+        for s, g in e[(e["variant"] == "replay") & e["seed"].isin(units)].groupby("seed"):
+            out.append({"source": f"engine, replay of unit {s}", "load": loads.get(s, np.nan), **_per_iw(g)})
+    cols = ["source", "load", "flows 3", "flows 10", "mean 3 (s)", "mean 10 (s)", "ratio", "CI", "ratio without it",
+            "RTO/flow 3", "RTO/flow 10", "lost ff 3", "lost ff 10"]
+    t = pd.DataFrame(out)
+    return t[[c for c in cols if c in t]]
+
+
+def _ratio_ci(x: pd.Series) -> str:
+    return f"{x['kern_ratio']:.2f} [{x['kern_lo']:.2f}, {x['kern_hi']:.2f}] ({int(x['units'])})" \
+        if np.isfinite(x["kern_ratio"]) else f"— ({int(x['units'])})"
+
+
+def _reversed_summary(rows: pd.DataFrame, engine: pd.DataFrame | None, meta: dict) -> pd.DataFrame:
+    """One line per reversed row: both references, the engine, the unit that carries the kernel's
+    ratio most (its removal moves it furthest), RTOs and first-flight losses per IW on both sides."""
+    out = []
+    for cell, size in reversed_rows(rows):
+        r = rows[(rows["cell"] == cell) & (rows["size"] == size)].set_index("reference")
+        t = reversal_table(cell, size, engine, meta["max_unit_load"], meta["units"][cell]).set_index("source")
+        units = t[t.index.str.startswith("kernel unit")]
+        pooled = t.loc[t.index.str.startswith("kernel, all units")].iloc[0]
+        own = t[t.index.str.startswith("engine, own")]
+        row = {"cell": cell, "size": size, "kernel, all units": _ratio_ci(r.loc["all"]),
+               "kernel, quiet units": _ratio_ci(r.loc["quiet"]) if "quiet" in r.index else "",
+               "engine": r.loc["all", "sim_ratio"], "replay": r.loc["all"].get("replay_ratio", np.nan)}
+        if len(units) > 1:
+            w = (units["ratio without it"] - pooled["ratio"]).abs().idxmax()
+            row["without the unit that moves it most"] = (f"{units.loc[w, 'ratio without it']:.2f} "
+                                                          f"(unit {w.split()[-1]}, load {units.loc[w, 'load']:.0f})")
+        else:
+            row["without the unit that moves it most"] = "one unit"
+        for side, src in (("kernel", pooled), ("engine", own.iloc[0] if len(own) else None)):
+            row[f"RTO/flow 3 / 10 ({side})"] = "" if src is None else f"{src['RTO/flow 3']:.2f} / {src['RTO/flow 10']:.2f}"
+            row[f"lost ff 3 / 10 ({side})"] = "" if src is None else f"{src['lost ff 3']:.2f} / {src['lost ff 10']:.2f}"
+        out.append(row)
+    return pd.DataFrame(out)
+
+
+def _reversed_md(rows: pd.DataFrame, meta: dict, stored: Path = STORED) -> str:
+    engine = pd.read_csv(stored / REVERSED_ENGINE) if (stored / REVERSED_ENGINE).exists() else None
+    load = meta["max_unit_load"]
+    missing = [f"{c} {z}" for c, z in reversed_rows(rows)
+               if engine is None or not ((engine["cell"] == c) & (engine["size"] == z)).any()]
+    parts = [f"Every lossy row whose IW order an engine variant reverses against either reference, and the "
+             f"{len(WATCHED)} watched rows: the kernel's ratio [95 % CI] (units) against each reference, the engine's "
+             f"(own arrivals; replay of every unit), the kernel's ratio without the unit whose removal moves it "
+             f"most, and per IW the RTOs per flow and the share of flows that lost first-flight segments (the "
+             f"engine's from its own arrivals, seeds 1–4, `{REVERSED_ENGINE}`):",
+             md_table(_reversed_summary(rows, engine, meta), 2)]
+    if missing:
+        parts.append(f"Not in `{REVERSED_ENGINE}` (`python -m iwlab.emulate.grid_figures --reversed-rows`): "
+                     + ", ".join(missing))
+    for cell, size in WATCHED:
+        parts.append(f"**{cell}, {size} segments**, unit by unit (load = the unit's mean load average; the engine's "
+                     "replay of a unit runs that unit's start times and (size, IW) order):\n\n"
+                     + md_table(reversal_table(cell, size, engine, load, meta["units"][cell]), 2))
+    return "\n\n".join(parts)
+
+
+# ---- the heat maps -----------------------------------------------------------------------------
+HEAT_MAPS = {ref: ROOT / "docs" / f"kernel-grid-delta-{ref}.png" for ref in REFERENCES}
+DIGEST_KEY = "Description"
+
+
+def heat_map_data(rows: pd.DataFrame, reference: str) -> str:
+    """What the heat map of `reference` shows, as text: cell, size, Δ (own arrivals) to the
+    printed precision, for the rows with a kernel ratio."""
+    r = reference_rows(rows, reference).dropna(subset=["delta"])
+    return r[["cell", "size", "delta"]].to_csv(index=False, float_format="%.2f")
+
+
+def _digest(text: str) -> str:
+    import hashlib
+
+    return "iwlab grid heat map; data sha256 " + hashlib.sha256(text.encode()).hexdigest()
+
+
+def write_heat_map(rows: pd.DataFrame, reference: str, path: Path) -> None:
+    from iwlab.emulate.grid_compare import heat_map
+
+    r = reference_rows(rows, reference).dropna(subset=["delta"])
+    units = int(r.drop_duplicates("cell")["units"].sum()) if "units" in r else 0
+    fig = heat_map(r, "delta", f"engine − kernel, IW10/IW3 ({reference} units: {r['cell'].nunique()} cells, {units} units)")
+    fig.savefig(path, format="png", dpi=100, metadata={"Software": None, DIGEST_KEY: _digest(heat_map_data(rows, reference))})
+
+
+def heat_map_stale(rows: pd.DataFrame, reference: str, path: Path) -> bool:
+    """True when the PNG is missing or was drawn from other numbers than `rows` give."""
+    if not path.exists():
+        return True
+    from PIL import Image
+
+    with Image.open(path) as im:
+        return im.text.get(DIGEST_KEY) != _digest(heat_map_data(rows, reference))
 
 
 # ---- the text blocks ---------------------------------------------------------------------------
@@ -227,15 +397,22 @@ def _yes(v: bool) -> str:
     return "yes" if v else "**no**"
 
 
-def _slices_md(rows: pd.DataFrame) -> str:
+def _slices_md(rows: pd.DataFrame, side: str) -> str:
+    """Per slice, both references side by side, for one engine variant."""
     s = slice_table(rows)
     s["value"] = [BACKGROUNDS.get(v, PATTERNS.get(v, v)) if isinstance(v, str) else v for v in s["value"]]
     s["value"] = [f"{v} seg" if sl == "size" else (f"{v} pkt" if sl == "buffer" else v)
                   for sl, v in zip(s["slice"], s["value"])]
-    cols = {"slice": "slice", "value": "value", "rows": "rows", "sim_mean_abs_delta": "mean \\|Δ\\| (engine)",
-            "sim_in_ci": "in CI", "sim_noise_floor": "noise floor", "replay_mean_abs_delta": "mean \\|Δ\\| (replay)",
-            "replay_in_ci": "in CI (replay)", "replay_noise_floor": "noise floor (replay)"}
-    return md_table(s[[c for c in cols if c in s]].rename(columns=cols))
+    parts = []
+    for ref in REFERENCES:
+        r = s[s["reference"] == ref].reset_index(drop=True) if "reference" in s else s
+        if not len(r):
+            continue
+        cols = {"rows": "rows", "units": "units", f"{side}_mean_abs_delta": "mean \\|Δ\\|", f"{side}_in_ci": "in CI",
+                f"{side}_noise_floor": "noise floor"}
+        t = r[[c for c in cols if c in r]].rename(columns={k: f"{v} ({ref})" for k, v in cols.items()})
+        parts.append(t if parts else pd.concat([r[["slice", "value"]], t], axis=1))
+    return md_table(pd.concat(parts, axis=1))
 
 
 def _goals_md(rows: pd.DataFrame) -> str:
@@ -243,9 +420,10 @@ def _goals_md(rows: pd.DataFrame) -> str:
     for side, label in (("sim", "engine's own arrivals"), ("replay", "kernel's arrivals replayed")):
         if f"{side}_ratio" not in rows:
             continue
-        g = goals(rows, side)
+        g = pd.concat([goals(rows, side, ref) for ref in REFERENCES], ignore_index=True)
         t = pd.DataFrame({
-            "arrivals": [PATTERNS.get(a, a) for a in g["arrivals"]], "lossy cells": g["cells"], "rows": g["rows"],
+            "kernel units": g["reference"], "arrivals": [PATTERNS.get(a, a) for a in g["arrivals"]],
+            "lossy cells": g["cells"], "units": g["units"], "kernel flows": g["kernel_flows"], "rows": g["rows"],
             "mean \\|Δ\\|": g["mean_abs_delta"], "noise floor": g["noise_floor"],
             "\\|Δ\\| ≤ floor": [_yes(v) for v in g["delta_within_noise"]],
             "in CI": g["in_ci"], "≥ 85 %": [_yes(v) for v in g["in_ci_85"]],
@@ -257,27 +435,46 @@ def _goals_md(rows: pd.DataFrame) -> str:
 
 def _flips_md(rows: pd.DataFrame) -> str:
     lines = []
-    for side, label in (("sim", "engine"), ("replay", "replay")):
-        if f"{side}_ratio" not in rows:
-            continue
-        f = order_flips(rows[rows["cell"].isin(lossy_cells(rows))], side)
-        cells = ", ".join(f"{c} {int(z)} seg (kernel {k:.2f} [{lo:.2f}, {hi:.2f}], {label} {e:.2f})"
-                          for c, z, k, lo, hi, e in zip(f["cell"], f["size"], f["kern_ratio"], f["kern_lo"],
-                                                        f["kern_hi"], f[f"{side}_ratio"]))
-        lines.append(f"* Lossy rows where the kernel's CI excludes 1 and the {label} orders IW 3 and IW 10 the other way: "
-                     + (cells if cells else "none"))
+    lossy = lossy_cells(rows)
+    for ref in REFERENCES:
+        r = reference_rows(rows, ref)
+        for side, label in (("sim", "engine"), ("replay", "replay")):
+            if f"{side}_ratio" not in r:
+                continue
+            f = order_flips(r[r["cell"].isin(lossy)], side)
+            cells = ", ".join(f"{c} {int(z)} seg (kernel {k:.2f} [{lo:.2f}, {hi:.2f}], {label} {e:.2f})"
+                              for c, z, k, lo, hi, e in zip(f["cell"], f["size"], f["kern_ratio"], f["kern_lo"],
+                                                            f["kern_hi"], f[f"{side}_ratio"]))
+            lines.append(f"* Against {ref} units, lossy rows where the kernel's CI excludes 1 and the {label} orders "
+                         "IW 3 and IW 10 the other way: " + (cells if cells else "none"))
     return "\n".join(lines)
 
 
+def _units_md(rows: pd.DataFrame, meta: dict) -> str:
+    """Per cell: units and short flows in each reference, and the units' load averages."""
+    out = []
+    for cell, g in rows.groupby("cell", sort=False):
+        row = {"cell": cell, "unit loads": ", ".join(f"{v:.1f}" for v in meta.get("unit_loads", {}).get(cell, {}).values())}
+        for ref in REFERENCES:
+            r = reference_rows(g, ref)
+            row[f"units ({ref})"] = int(r["units"].iloc[0]) if len(r) else 0
+            row[f"short flows ({ref})"] = int(r["n_kernel"].sum())
+        out.append(row)
+    t = pd.DataFrame(out)
+    return md_table(t[["cell", *[c for c in t.columns if c not in ("cell", "unit loads")], "unit loads"]])
+
+
 def _worst_md(rows: pd.DataFrame, n: int = 8) -> str:
-    w = rows.dropna(subset=["delta"]).assign(abs_delta=lambda d: d["delta"].abs()).nlargest(n, "abs_delta")
-    cols = ["cell", "size", "n_kernel", "kern_ratio", "kern_lo", "kern_hi", "sim_ratio", "replay_ratio",
+    r = reference_rows(rows, "all")
+    w = r.dropna(subset=["delta"]).assign(abs_delta=lambda d: d["delta"].abs()).nlargest(n, "abs_delta")
+    cols = ["cell", "size", "units", "n_kernel", "kern_ratio", "kern_lo", "kern_hi", "sim_ratio", "replay_ratio",
             "kern_rto", "sim_rto", "kern_ff", "sim_ff"]
     return md_table(w[[c for c in cols if c in w]])
 
 
 def _sensitivity_md(rows: pd.DataFrame) -> str:
-    """Per size and background (buffer 25): kernel → engine ratio per pattern."""
+    """Per size and background (buffer 25, all units): kernel → engine ratio per pattern."""
+    rows = reference_rows(rows, "all")
     b = rows[rows["buffer"] == rows["buffer"].min()]
     pats = [p for p in PATTERNS if p in set(b["arrivals"])]
     t = b.pivot_table(index=["size", "background"], columns="arrivals", values=["kern_ratio", "sim_ratio"],
@@ -294,41 +491,59 @@ def _sensitivity_md(rows: pd.DataFrame) -> str:
 
 
 def _sensitivity_summary_md(rows: pd.DataFrame) -> str:
-    c = sensitivity_changes(rows[rows["cell"].isin(lossy_cells(rows))], "sim")
+    lossy = lossy_cells(rows)
+    lines = []
+    for ref in REFERENCES:
+        r = reference_rows(rows, ref)
+        c = sensitivity_changes(r[r["cell"].isin(lossy)], "sim")
+        if len(c):
+            lines.append(f"* Against {ref} units: {int((c['difference'].abs() <= SENSITIVITY_TOLERANCE).sum())}/{len(c)} "
+                         f"within {SENSITIVITY_TOLERANCE} of the kernel's change; mean \\|engine − kernel\\| "
+                         f"{c['difference'].abs().mean():.3f}, where sampling noise alone would give "
+                         f"{c['noise'].mean():.3f} (from the four ratios' CIs).")
+    c = sensitivity_changes(reference_rows(rows, "all").pipe(lambda r: r[r["cell"].isin(lossy)]), "sim")
     w = c.assign(a=c["difference"].abs()).nlargest(6, "a")
     w = w.assign(background=w["background"].map(lambda v: BACKGROUNDS.get(v, v)),
                  arrivals=w["arrivals"].map(lambda v: PATTERNS.get(v, v)))
-    return (f"Change of the ratio from the closed loop to each other pattern, lossy cells: "
-            f"{int((c['difference'].abs() <= SENSITIVITY_TOLERANCE).sum())}/{len(c)} within "
-            f"{SENSITIVITY_TOLERANCE} of the kernel's change; mean \\|engine − kernel\\| "
-            f"{c['difference'].abs().mean():.3f}, where sampling noise alone would give {c['noise'].mean():.3f} "
-            f"(from the four ratios' CIs). The largest differences:\n\n"
+    return ("Change of the ratio from the closed loop to each other pattern, lossy cells:\n\n" + "\n".join(lines)
+            + "\n\nThe largest differences (all units):\n\n"
             + md_table(w[["size", "background", "arrivals", "kernel_change", "engine_change", "difference"]], 2))
 
 
 def _header(meta: dict) -> str:
     cmd = re.sub(r" --out \S+", "", meta["command"])
     cpu = meta.get("simulator_cpu_seconds")
+    quiet = (f" ({meta['quiet_units']} of them run at a load average ≤ {meta['max_unit_load']:g}: the quiet reference)"
+             if "quiet_units" in meta else "")
     return (f"Stored in `data/kernel/grid-compare/` (`--out` to that directory) by\n\n```sh\n{cmd}\n```\n\n"
-            f"{meta['cells']} cells, {meta['kernel_units']} kernel units of 300 s. The simulator side took "
+            f"{meta['cells']} cells, {meta['kernel_units']} kernel units of 300 s{quiet}. The simulator side took "
             f"{meta['simulator_wall_seconds']:.0f} s of wall time with {meta['workers']} worker processes"
             + (f" and {cpu:.0f} CPU seconds in all (≈ {cpu / 2:.0f} s on two idle cores)" if cpu else "") + ".")
 
 
 def blocks(rows: pd.DataFrame, meta: dict) -> dict[str, str]:
-    summary = "\n\n".join([_header(meta), "Per slice (every row; Δ = engine − kernel, IW10/IW3 of mean completion):",
-                           _slices_md(rows), "The goals, over the lossy cells:", _goals_md(rows), _flips_md(rows)])
-    full = "\n\n".join([summary, "The rows furthest from the kernel (own arrivals):", _worst_md(rows),
-                        _sensitivity_summary_md(rows),
-                        "IW10/IW3 per size, background and arrival pattern (buffer 25 packets), kernel / engine:",
-                        _sensitivity_md(rows),
-                        "The testbed's load and the first flight (from the stored kernel units alone):",
-                        _load_md(unit_loads(meta["units"]), _engine_ff()), _low_load_md(rows, meta["units"])])
-    return {"grid-summary": summary, "grid-full": full}
+    summary = "\n\n".join([
+        _header(meta), "Per slice (Δ = engine − kernel, IW10/IW3 of mean completion; rows with a kernel ratio in "
+        "each reference), the engine's own arrivals:", _slices_md(rows, "sim"),
+        "The goals, over the lossy cells, against each reference:", _goals_md(rows), _flips_md(rows)])
+    full = "\n\n".join([
+        summary, "The same slices with the kernel's arrivals replayed:", _slices_md(rows, "replay"),
+        "Δ per cell and size (own arrivals), against all units and against the quiet units:",
+        f"![Δ against all kernel units](kernel-grid-delta-all.png)\n![Δ against the quiet kernel units]"
+        f"(kernel-grid-delta-quiet.png)",
+        "The rows furthest from the kernel (own arrivals, all units):", _worst_md(rows),
+        _sensitivity_summary_md(rows),
+        "IW10/IW3 per size, background and arrival pattern (buffer 25 packets, all units), kernel / engine:",
+        _sensitivity_md(rows),
+        "The testbed's load and the first flight (from the stored kernel units alone):",
+        _load_md(unit_loads(meta["units"]), _engine_ff()),
+        "Units and short flows per cell in each reference:", _units_md(rows, meta)])
+    return {"grid-summary": summary, "grid-full": full, "grid-reversed": _reversed_md(rows, meta)}
 
 
 # ---- the documents -----------------------------------------------------------------------------
-DOCUMENTS = {"grid-summary": ROOT / "python" / "iwlab" / "emulate" / "README.md", "grid-full": ROOT / "docs" / "kernel-grid.md"}
+DOCUMENTS = {"grid-summary": ROOT / "python" / "iwlab" / "emulate" / "README.md", "grid-full": ROOT / "docs" / "kernel-grid.md",
+             "grid-reversed": ROOT / "docs" / "kernel-grid.md"}
 
 
 def _pattern(name: str) -> re.Pattern:
@@ -343,11 +558,12 @@ def render(text: str, name: str, block: str) -> str:
 
 
 def stale(stored: Path = STORED) -> list[str]:
-    """Documents whose generated block differs from what the stored data gives."""
+    """Documents whose generated block, and heat maps whose numbers, differ from what the stored data gives."""
     rows, meta = load(stored)
     b = blocks(rows, meta)
-    return [str(path.relative_to(ROOT)) for name, path in DOCUMENTS.items()
-            if render(path.read_text(), name, b[name]) != path.read_text()]
+    bad = [str(path.relative_to(ROOT)) for name, path in DOCUMENTS.items()
+           if render(path.read_text(), name, b[name]) != path.read_text()]
+    return bad + [str(p.relative_to(ROOT)) for ref, p in HEAT_MAPS.items() if heat_map_stale(rows, ref, p)]
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -355,14 +571,21 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--check", action="store_true", help="exit 1 if a document's block differs from the stored data")
     ap.add_argument("--engine-first-flight", action="store_true",
                     help=f"first simulate the cells of the load table and store {ENGINE_FF} (seeds 1..4)")
+    ap.add_argument("--reversed-rows", action="store_true",
+                    help=f"first simulate the reversed rows' cells and store their short flows in {REVERSED_ENGINE} "
+                         "(own arrivals, seeds 1..4, and the replay of every kernel unit)")
     a = ap.parse_args(argv)
     if a.engine_first_flight:
         rows, meta = load()
         u = unit_loads(meta["units"])
-        lvl = u.assign(low=u["load"] < LOW_LOAD, high=u["load"] > HIGH_LOAD).groupby("cell")[["low", "high"]].any()
+        lvl = u.assign(low=u["load"] <= LOW_LOAD, high=u["load"] > HIGH_LOAD).groupby("cell")[["low", "high"]].any()
         cells = [c for c in lvl.index if lvl.loc[c, "low"] and lvl.loc[c, "high"]]
         engine_first_flight(cells, 4).to_csv(STORED / ENGINE_FF, index=False)
         print(f"wrote {STORED / ENGINE_FF}")
+    if a.reversed_rows:
+        rows, _ = load()
+        engine_records(reversed_rows(rows), 4).to_csv(STORED / REVERSED_ENGINE, index=False)
+        print(f"wrote {STORED / REVERSED_ENGINE}")
     if a.check:
         bad = stale()
         for p in bad:
@@ -372,6 +595,9 @@ def main(argv: list[str] | None = None) -> int:
     for name, block in blocks(rows, meta).items():
         path = DOCUMENTS[name]
         path.write_text(render(path.read_text(), name, block))
+        print(f"wrote {path.relative_to(ROOT)}")
+    for ref, path in HEAT_MAPS.items():
+        write_heat_map(rows, ref, path)
         print(f"wrote {path.relative_to(ROOT)}")
     return 0
 
