@@ -26,7 +26,7 @@ BINDIR ?= $(if $(filter 0,$(shell id -u)),/usr/local/bin,$(HOME)/.local/bin)
 # plain release extension (one build instead of an instrumented one, a training run and a second
 # build) unless IWLAB_PGO is given. Either build satisfies the stamp, so `make run` after
 # `make test` does not build again.
-ifneq ($(filter test test-python,$(MAKECMDGOALS)),)
+ifneq ($(filter test test-builds test-python,$(MAKECMDGOALS)),)
   IWLAB_PGO ?= 0
 endif
 export IWLAB_PGO
@@ -45,7 +45,7 @@ step = @mkdir -p $(LOG); echo "$(1): $(2)"; { $(3); } > $(LOG)/$(1).log 2>&1 || 
   { tail -n 200 $(LOG)/$(1).log; echo "$(1): FAILED (whole log: $(LOG)/$(1).log)"; exit 1; }
 endif
 
-.PHONY: run test deps deps-rust deps-browser deps-tools deps-bpf deps-probe bpf quic-peer ext install test-rust test-python bench bench-engine ns3 ns3-deps lint clean
+.PHONY: run test test-builds deps deps-rust deps-browser deps-tools deps-bpf deps-probe tools bpf quic-peer ext install rust-tests test-rust test-python bench bench-engine ns3 ns3-deps ns3-programs lint clean
 
 ## run: set up, reproduce RFC 2415 in quick mode (5 seeds, short runs): tables + out/rfc2415/report.html
 run: ext
@@ -59,16 +59,23 @@ install: ext
 	@echo "install: $(BINDIR)/iwlab -> $(abspath $(VENV)/bin/iwlab)"
 	@case ":$$PATH:" in *":$(BINDIR):"*) ;; *) echo "install: $(BINDIR) is not on PATH; add it (e.g. export PATH=\"$(BINDIR):\$$PATH\")";; esac
 
-## test: set up, then run every test
-test: ext ns3-deps bpf deps-probe quic-peer test-rust test-python
+## test: set up, then run every test. The builds run two at a time (the extension's link-time
+## pass holds one core for minutes; the helper programs and the Rust tests build on the other),
+## then the Rust tests and pytest run one after the other, alone.
+test:
+	@$(MAKE) --no-print-directory -j2 test-builds
+	@$(MAKE) --no-print-directory -j1 test-rust test-python
+
+# deps-bpf first: the tools' build needs clang; the apt steps wait for each other ($(call apt)).
+test-builds: deps-bpf ext tools rust-tests deps-tools deps-probe deps-browser ns3-programs
 
 deps-rust:
 	@command -v $(CARGO) >/dev/null || { echo "cargo not found: install Rust stable (rustup)"; exit 1; }
 
 $(STAMP): pyproject.toml
 	$(call step,deps,Python virtualenv $(VENV) and the dependencies of pyproject.toml,\
-	  { command -v $(PYTHON) || { apt-get update && apt-get install -y --no-install-recommends python3 python3-venv; }; } && \
-	  { $(PYTHON) -m venv $(VENV) || { apt-get update && apt-get install -y --no-install-recommends python3-venv && $(PYTHON) -m venv $(VENV); }; } && \
+	  { command -v $(PYTHON) || { $(APT_LOCK) apt-get update && $(APT_LOCK) apt-get install -y --no-install-recommends python3 python3-venv; }; } && \
+	  { $(PYTHON) -m venv $(VENV) || { $(APT_LOCK) apt-get update && $(APT_LOCK) apt-get install -y --no-install-recommends python3-venv && $(PYTHON) -m venv $(VENV); }; } && \
 	  $(PY) -m pip install -q --upgrade pip && \
 	  $(PY) -m pip install -q "maturin>=1.7$(comma)<2" && \
 	  $(PY) -c 'import tomllib; p = tomllib.load(open("pyproject.toml", "rb"))["project"]; \
@@ -96,10 +103,19 @@ $(EXT_STAMP): $(EXT_SRC) | deps
 	  VENV=$(VENV) bash bench/pgo/ext.sh)
 	@touch $(EXT_STAMP)
 
+# The Rust tests: iwlab-core, iwlab-link and iwlab-conform in the test profile; iwlab-bpf in the
+# tools profile, whose compiled dependencies it shares with `make tools`.
+RUST_TESTS := $(CARGO) test -q -p iwlab-core -p iwlab-link -p iwlab-conform && \
+  $(CARGO) test -q --profile tools -p iwlab-bpf
+
+## rust-tests: compile the Rust tests without running them (`make test` builds them beside the extension)
+rust-tests: deps-rust deps-bpf
+	$(call step,rust-tests,cargo test --no-run (the Rust tests' build),\
+	  $(subst test -q,test -q --no-run,$(RUST_TESTS)))
+
 test-rust: deps-rust deps-tools deps-bpf
-	$(call step,test-rust,cargo test -p iwlab-core -p iwlab-link -p iwlab-conform; --release -p iwlab-bpf,\
-	  $(CARGO) test -q -p iwlab-core -p iwlab-link -p iwlab-conform && \
-	  $(CARGO) test -q --release -p iwlab-bpf)
+	$(call step,test-rust,cargo test -p iwlab-core -p iwlab-link -p iwlab-conform; --profile tools -p iwlab-bpf,\
+	  $(RUST_TESTS))
 	@[ ! -f $(LOG)/test-rust.log ] || awk '/^test result:/ {p += $$4; f += $$6; i += $$8} \
 	  END {printf "test-rust: %d passed, %d failed, %d ignored\n", p, f, i}' $(LOG)/test-rust.log
 
@@ -109,8 +125,11 @@ test-python: ext deps-browser
 
 # $(call apt,NAME,PACKAGES,WHAT IS SKIPPED): apt-get install PACKAGES quietly (log in
 # $(LOG)/NAME.log); if that fails, one line saying so and what is skipped (never an error).
+# Under `make -j2` one apt step waits for another through APT_LOCK (flock, util-linux) instead of
+# failing on dpkg's lock.
+APT_LOCK = flock $(LOG)/.apt.lock
 apt = mkdir -p $(LOG); echo "$(1): apt-get install $(2)"; \
-  { export DEBIAN_FRONTEND=noninteractive; apt-get update -q && apt-get install -y -q --no-install-recommends $(2); } \
+  { export DEBIAN_FRONTEND=noninteractive; $(APT_LOCK) apt-get update -q && $(APT_LOCK) apt-get install -y -q --no-install-recommends $(2); } \
   > $(LOG)/$(1).log 2>&1 || echo "$(1): $(2) could not be installed (log: $(LOG)/$(1).log): $(3)"
 
 ## deps-tools: tshark, which the pcap tests use to decode traces (Debian package; skipped if present)
@@ -131,14 +150,20 @@ deps-probe:
 	@{ command -v nft || [ -x /usr/sbin/nft ]; } >/dev/null || \
 	  { $(call apt,deps-probe,nftables,tests/test_probe_netns.py will be skipped); }
 
-## bpf: build iwlab-bpf (crates/iwlab-bpf: the eBPF programs and their loader) into target/release
+## tools: build the helper programs into target/tools (Cargo.toml's tools profile), in one cargo
+## run: iwlab-link (the emulator's relay), iwlab-quic-peer and iwlab-bpf (below)
+tools: deps-rust deps-bpf
+	$(call step,tools,cargo build --profile tools -p iwlab-link -p iwlab-quic-peer -p iwlab-bpf,\
+	  $(CARGO) build --profile tools -p iwlab-link -p iwlab-quic-peer -p iwlab-bpf)
+
+## bpf: build iwlab-bpf (crates/iwlab-bpf: the eBPF programs and their loader) into target/tools
 bpf: deps-rust deps-bpf
-	$(call step,bpf,cargo build --release -p iwlab-bpf,$(CARGO) build --release -p iwlab-bpf)
+	$(call step,bpf,cargo build --profile tools -p iwlab-bpf,$(CARGO) build --profile tools -p iwlab-bpf)
 
 ## quic-peer: build iwlab-quic-peer (crates/iwlab-quic-peer: quinn on the kernel's UDP, the
-## emulator's `--quic-stack quinn`) into target/release
+## emulator's `--quic-stack quinn`) into target/tools
 quic-peer: deps-rust
-	$(call step,quic-peer,cargo build --release -p iwlab-quic-peer,$(CARGO) build --release -p iwlab-quic-peer)
+	$(call step,quic-peer,cargo build --profile tools -p iwlab-quic-peer,$(CARGO) build --profile tools -p iwlab-quic-peer)
 
 ## deps-browser: headless Chromium for the report's browser test (Debian package; skipped if present)
 deps-browser:
@@ -147,9 +172,15 @@ deps-browser:
 ## ns3-deps: Debian's libns3-dev, g++, make (seconds; as root). Without them the ns-3 smoke test
 ## (tests/test_bench_smoke.py) is skipped, so a failure here does not stop `make test`.
 ns3-deps:
-	@mkdir -p $(LOG); { bash bench/install-ns3.sh > $(LOG)/ns3-deps.log 2>&1 && \
+	@mkdir -p $(LOG); { $(APT_LOCK) bash bench/install-ns3.sh > $(LOG)/ns3-deps.log 2>&1 && \
 	  echo "ns3-deps: ns-3 ready (log: $(LOG)/ns3-deps.log)"; } || \
 	  echo "ns3-deps: libns3-dev could not be installed (log: $(LOG)/ns3-deps.log); tests/test_bench_smoke.py will be skipped"
+
+## ns3-programs: the benchmark's ns-3 programs in bench/ns3/build, built by `make test` beside the
+## Rust builds (tests/test_bench_smoke.py runs `make -C bench/ns3` again: up to date, it builds nothing)
+ns3-programs: ns3-deps
+	@{ $(MAKE) -s -C bench/ns3 > $(LOG)/ns3-programs.log 2>&1 && echo "ns3-programs: bench/ns3/build"; } || \
+	  echo "ns3-programs: not built (log: $(LOG)/ns3-programs.log); tests/test_bench_smoke.py builds them or says why"
 
 ## ns3: install ns-3 and build the benchmark programs in bench/ns3/build
 ns3:

@@ -50,7 +50,7 @@ def emulation_ready() -> None:
     except EmulationError:
         if shutil.which("cargo") is None:
             pytest.skip("iwlab-link is not built and cargo is missing")
-        subprocess.run(["cargo", "build", "--release", "-q", "-p", "iwlab-link"], cwd=REPO, check=True, timeout=900)
+        subprocess.run(["cargo", "build", "--profile", "tools", "-q", "-p", "iwlab-link"], cwd=REPO, check=True, timeout=900)
     _setup_sh()
 
 
@@ -72,7 +72,7 @@ def bpf_ready() -> None:
     except flow_iw.FlowIwError:
         if shutil.which("cargo") is None or shutil.which("clang") is None:
             pytest.skip("iwlab-bpf is not built and cargo or clang is missing (make bpf)")
-        run("cargo", "build", "--release", "-q", "-p", "iwlab-bpf")
+        run("cargo", "build", "--profile", "tools", "-q", "-p", "iwlab-bpf")
     _setup_sh()
 
 

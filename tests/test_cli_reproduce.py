@@ -25,9 +25,16 @@ def _iwlab(*args: str, tiny: bool = True, timeout: float = 300) -> subprocess.Co
     return subprocess.run([IWLAB, *args], capture_output=True, text=True, env=env, timeout=timeout)
 
 
-def test_reproduce_rfc2415_prints_its_tables_and_writes_csvs_and_the_report(tmp_path):
-    out = tmp_path / "rfc2415"
-    r = _iwlab("reproduce", "rfc2415", "--quick", "--seeds", "1", "--jobs", "2", "--out", str(out))
+@pytest.fixture(scope="module")
+def rfc2415_in_all(tmp_path_factory):
+    """`reproduce rfc2415` into ALL/rfc2415, where `reproduce all --out ALL` (same options) finds
+    its raw runs and resumes instead of simulating them a second time."""
+    out = tmp_path_factory.mktemp("reproduce") / "all" / "rfc2415"
+    return _iwlab("reproduce", "rfc2415", "--quick", "--seeds", "1", "--jobs", "2", "--out", str(out)), out
+
+
+def test_reproduce_rfc2415_prints_its_tables_and_writes_csvs_and_the_report(rfc2415_in_all):
+    r, out = rfc2415_in_all
     assert r.returncode == 0, r.stderr
     lines = r.stdout.splitlines()
     for name in TABLES:
@@ -131,8 +138,8 @@ def _all_installed() -> bool:
 @pytest.mark.slow
 @pytest.mark.timeout(1800)
 @pytest.mark.skipif(not _all_installed(), reason="not every study module is written yet")
-def test_reproduce_all_with_the_real_studies(tmp_path):
-    out = tmp_path / "all"
+def test_reproduce_all_with_the_real_studies(rfc2415_in_all):
+    out = rfc2415_in_all[1].parent
     r = _iwlab("reproduce", "all", "--quick", "--seeds", "1", "--out", str(out), timeout=1800)
     assert r.returncode == 0, r.stderr[-2000:]
     for name in iwlab.studies.STUDIES:

@@ -1,5 +1,6 @@
 """Where iwlab's helper programs (Rust binaries built from this workspace) are found:
-`$ENV_VAR`, the workspace's release or debug build, then `PATH`."""
+`$ENV_VAR`, the newest of the workspace's builds (target/tools from `make tools`, target/release,
+target/debug), then `PATH`."""
 
 from __future__ import annotations
 
@@ -8,14 +9,22 @@ import shutil
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[2]
+# cargo's output directories for the profiles the helpers are built with (Cargo.toml)
+PROFILES = ("tools", "release", "debug")
+
+
+def _executable(p: Path) -> bool:
+    return p.is_file() and os.access(p, os.X_OK)
 
 
 def find_binary(name: str, env_var: str) -> Path | None:
-    """The first executable `name` among `$env_var`, target/release, target/debug and PATH."""
+    """The first executable `name` among `$env_var`, the workspace's builds (the newest first:
+    an older build of another profile is stale) and PATH."""
     env = os.environ.get(env_var)
-    candidates = [Path(env)] if env else []
-    candidates += [REPO / "target" / "release" / name, REPO / "target" / "debug" / name]
+    if env and _executable(Path(env)):
+        return Path(env)
+    built = [p for p in (REPO / "target" / d / name for d in PROFILES) if _executable(p)]
+    if built:
+        return max(built, key=lambda p: p.stat().st_mtime)
     which = shutil.which(name)
-    if which:
-        candidates.append(Path(which))
-    return next((c for c in candidates if c.is_file() and os.access(c, os.X_OK)), None)
+    return Path(which) if which else None
