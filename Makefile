@@ -103,9 +103,9 @@ $(EXT_STAMP): $(EXT_SRC) | deps
 	  VENV=$(VENV) bash bench/pgo/ext.sh)
 	@touch $(EXT_STAMP)
 
-# The Rust tests: iwlab-core, iwlab-link and iwlab-conform in the test profile; iwlab-bpf in the
+# The Rust tests: iwlab-core, iwlab-prefix, iwlab-link and iwlab-conform in the test profile; iwlab-bpf in the
 # tools profile, whose compiled dependencies it shares with `make tools`.
-RUST_TESTS := $(CARGO) test -q -p iwlab-core -p iwlab-link -p iwlab-conform && \
+RUST_TESTS := $(CARGO) test -q -p iwlab-core -p iwlab-prefix -p iwlab-link -p iwlab-conform && \
   $(CARGO) test -q --profile tools -p iwlab-bpf
 
 ## rust-tests: compile the Rust tests without running them (`make test` builds them beside the extension)
@@ -114,7 +114,7 @@ rust-tests: deps-rust deps-bpf
 	  $(subst test -q,test -q --no-run,$(RUST_TESTS)))
 
 test-rust: deps-rust deps-tools deps-bpf
-	$(call step,test-rust,cargo test -p iwlab-core -p iwlab-link -p iwlab-conform; --profile tools -p iwlab-bpf,\
+	$(call step,test-rust,cargo test -p iwlab-core -p iwlab-prefix -p iwlab-link -p iwlab-conform; --profile tools -p iwlab-bpf,\
 	  $(RUST_TESTS))
 	@[ ! -f $(LOG)/test-rust.log ] || awk '/^test result:/ {p += $$4; f += $$6; i += $$8} \
 	  END {printf "test-rust: %d passed, %d failed, %d ignored\n", p, f, i}' $(LOG)/test-rust.log
