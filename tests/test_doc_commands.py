@@ -168,6 +168,7 @@ class Background:
     e: Entry
     proc: subprocess.Popen
     out: list[str]
+    reader: threading.Thread
 
     @classmethod
     def start(cls, s: Snippet, e: Entry, work: Path) -> "Background":
@@ -183,8 +184,9 @@ class Background:
                     ready.set()
             ready.set()
 
-        threading.Thread(target=read, daemon=True).start()
-        bg = cls(s, e, proc, out)
+        reader = threading.Thread(target=read, daemon=True)
+        reader.start()
+        bg = cls(s, e, proc, out, reader)
         if not ready.wait(e.timeout) or not any(e.background in line for line in out):
             bg.stop()
             pytest.fail(f"{s.where}: {s.text[:200]!r} did not print {e.background!r}:\n{''.join(out)[-3000:]}")
@@ -196,6 +198,7 @@ class Background:
         except subprocess.TimeoutExpired:
             self.stop()
             pytest.fail(f"{self.s.where}: {self.s.text[:200]!r} still ran after the document's last snippet")
+        self.stop()
         assert code in self.e.exit, (f"{self.s.where}: {self.s.text[:200]!r} exited {code}, the document allows "
                                      f"{self.e.exit}\n{''.join(self.out)[-3000:]}")
 
@@ -203,6 +206,8 @@ class Background:
         if self.proc.poll() is None:
             self.proc.kill()
         self.proc.wait()
+        self.reader.join(10)
+        self.proc.stdout.close()
 
 
 DOCS = sorted({s.doc for s in all_snippets()})
@@ -230,10 +235,12 @@ def test_every_snippet_of_the_document_runs(doc, tmp_path, request):
                     lab.down(LAB)
                     lab.up(LAB)
                     fresh = True
+            import time as _t; _t0 = _t.monotonic()  # TIMING
             if e is not None and e.background:
                 running.append(Background.start(s, e, work))
             else:
                 run_snippet(s, e, work)
+            print(f"TIMING {_t.monotonic() - _t0:6.1f} s {s.where} {s.text[:90]!r}")  # TIMING
             ran += 1
         for bg in running:
             bg.finish()

@@ -39,6 +39,9 @@ NETNS_DIR = Path("/run/netns")
 NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_-]{0,31}$")
 BIG_BYTES = 1 << 20  # larger than any IW the documents probe (64 × 1460 B = 93 kB)
 HTTP_PORT = 80
+# The servers this process started: kept (a Popen collected while its process runs warns) and
+# reaped by `down` (a caller such as a test session outlives them).
+_STARTED: list[subprocess.Popen] = []
 
 
 class LabError(RuntimeError):
@@ -163,6 +166,7 @@ def up(prefix: str = "") -> tuple[LabState, bool]:
                                    "--bind", "::", "--directory", str(www)],
                                   stdin=subprocess.DEVNULL, stdout=log, stderr=log, start_new_session=True)
         log.close()
+        _STARTED.append(server)
         deadline = time.monotonic() + 10
         while not _listening(web, HTTP_PORT):
             if server.poll() is not None or time.monotonic() > deadline:
@@ -197,6 +201,9 @@ def down(prefix: str = "") -> list[str]:
                 if problems:
                     raise LabError("; ".join(problems))
                 removed.append(ns)
+    for p in list(_STARTED):
+        if p.poll() is not None:
+            _STARTED.remove(p)
     d = state_dir(prefix)
     for f in ("lab.json", "server.log", "www/big.bin"):
         (d / f).unlink(missing_ok=True)
