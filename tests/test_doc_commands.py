@@ -235,12 +235,10 @@ def test_every_snippet_of_the_document_runs(doc, tmp_path, request):
                     lab.down(LAB)
                     lab.up(LAB)
                     fresh = True
-            import time as _t; _t0 = _t.monotonic()  # TIMING
             if e is not None and e.background:
                 running.append(Background.start(s, e, work))
             else:
                 run_snippet(s, e, work)
-            print(f"TIMING {_t.monotonic() - _t0:6.1f} s {s.where} {s.text[:90]!r}")  # TIMING
             ran += 1
         for bg in running:
             bg.finish()
