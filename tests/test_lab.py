@@ -90,7 +90,7 @@ def test_down_removes_the_namespaces_and_the_server_and_a_second_down_nothing(na
 
 def test_a_lab_whose_server_died_is_made_again(name):
     st, _ = lab.up(name)
-    os.kill(st.server_pid, 9)
+    os.kill(st.server_pid, 9)  # at once: `up` must not take its socket, still closing, for a live server
     again, made = lab.up(name)
     assert made and again.server_pid != st.server_pid
     assert fetch(f"{name}-client", "http://10.0.1.1/big.bin") == lab.BIG_BYTES

@@ -117,8 +117,19 @@ def _listening(ns: str, port: int) -> bool:
     return f":{port:04X} 00000000000000000000000000000000:0000 0A" in r.stdout
 
 
+def _server_alive(pid: int) -> bool:
+    from iwlab.workers import pid_alive
+
+    for p in _STARTED:  # a server this process started and that died is reaped here, not seen as a zombie
+        p.poll()
+    return pid_alive(pid)
+
+
 def is_up(st: LabState | None) -> bool:
-    return (st is not None and all(_ours(st, ns) for ns in st.namespaces) and _listening(st.web, HTTP_PORT))
+    """Both namespaces are the ones `up` made, its server lives and listens (a killed server's
+    socket can outlive it for a moment)."""
+    return (st is not None and all(_ours(st, ns) for ns in st.namespaces) and _server_alive(st.server_pid)
+            and _listening(st.web, HTTP_PORT))
 
 
 def up(prefix: str = "") -> tuple[LabState, bool]:
