@@ -15,6 +15,7 @@ import shlex
 import shutil
 import subprocess
 import sys
+import threading
 import tomllib
 from dataclasses import dataclass
 from pathlib import Path
@@ -39,6 +40,8 @@ class Entry:
     parse: bool = True
     before: str = ""  # a command run first (what the snippet reads)
     timeout: int = 300
+    needs: str = ""  # "lab": the namespaces of `iwlab lab up`; "emulation": the emulator's kit
+    background: str = ""  # runs on while the next snippets run, once it printed this (a `--try` …)
 
     def matches(self, s: Snippet) -> bool:
         return (self.doc is None or self.doc == s.doc) and re.search(self.match, _plain(s.text)) is not None
@@ -46,6 +49,9 @@ class Entry:
 
 def _plain(text: str) -> str:
     return re.sub(r"^(?:sudo\s+)?\.venv/bin/", "", text)
+
+
+NEEDS = {"", "lab", "emulation"}
 
 
 def _entries() -> list[Entry]:
@@ -56,8 +62,12 @@ def _entries() -> list[Entry]:
             if kind == "exempt" and not e.get("reason", "").strip():
                 raise ValueError(f"{CONFIG.name}: exempt[{i}] ({e.get('match')}) needs a reason")
             code = e.get("exit", 0)
+            if e.get("needs", "") not in NEEDS:
+                raise ValueError(f"{CONFIG.name}: {kind}[{i}] ({e.get('match')}): needs = {e['needs']!r}, "
+                                 f"one of {sorted(NEEDS)}")
             out.append(Entry(kind, e["match"], e.get("doc"), e.get("reason", ""), tuple(code) if isinstance(code, list) else (code,),
-                             e.get("parse", True), e.get("before", ""), e.get("timeout", 300)))
+                             e.get("parse", True), e.get("before", ""), e.get("timeout", 300), e.get("needs", ""),
+                             e.get("background", "")))
     return out
 
 
@@ -70,14 +80,54 @@ def entry_for(s: Snippet) -> Entry | None:
     return hits[0] if hits else None
 
 
-def _env() -> dict[str, str]:
-    env = dict(os.environ, IWLAB_STUDY_TINY="1", PATH=f"{VENV_BIN}{os.pathsep}{os.environ.get('PATH', '')}")
+def _env(work: Path) -> dict[str, str]:
+    # IWLAB_STATE_DIR: the deploy commands' state files (default /var/lib/iwlab) in the test's directory
+    env = dict(os.environ, IWLAB_STUDY_TINY="1", PATH=f"{VENV_BIN}{os.pathsep}{os.environ.get('PATH', '')}",
+               IWLAB_STATE_DIR=str(work / "state"))
     env.pop("PYTHONPATH", None)
     return env
 
 
 def _shell(cmd: str, cwd: Path, timeout: int) -> subprocess.CompletedProcess:
-    return subprocess.run(["bash", "-c", cmd], cwd=cwd, env=_env(), capture_output=True, text=True, timeout=timeout)
+    return subprocess.run(["bash", "-c", cmd], cwd=cwd, env=_env(cwd), capture_output=True, text=True, timeout=timeout)
+
+
+# The documents' hosts are the namespaces (and the cgroup) `web` and `client` of `iwlab lab up`;
+# the test runs them in a lab of its own, LAB-web and LAB-client, so that two runs never meet.
+LAB = f"hl{os.getpid()}"
+_LAB_NAMES = re.compile(r"""(--(?:probe-)?netns[ =]|--cgroup[ =]|netns=["'])(web|client)\b""")
+_LAB_COMMAND = re.compile(r"\b(iwlab lab (?:up|down|status))\b")
+
+
+def in_lab(text: str, name: str = LAB) -> str:
+    """The snippet on lab `name`: `--netns web` → `--netns NAME-web` (so for `--probe-netns`,
+    `--cgroup`, `netns="…"`), `iwlab lab up` → `iwlab lab up --name NAME`."""
+    return _LAB_COMMAND.sub(rf"\1 --name {name}", _LAB_NAMES.sub(lambda m: f"{m.group(1)}{name}-{m.group(2)}", text))
+
+
+@pytest.fixture(scope="session")
+def doc_lab():
+    """`iwlab lab up --name LAB` for the session's documents, removed at the end (also on failure)."""
+    from iwlab import lab
+
+    if os.geteuid() != 0:
+        pytest.skip("needs root (the namespaces of `iwlab lab up`)")
+    if not Path("/run/netns").parent.exists() or shutil.which("ip") is None:
+        pytest.skip("no `ip` (iproute2) for network namespaces")
+    try:
+        lab.up(LAB)
+        yield LAB
+    finally:
+        lab.down(LAB)
+
+
+def _ready(request, needs: str) -> str | None:
+    """None when what a snippet needs is here, else why not (the fixture's skip reason)."""
+    try:
+        request.getfixturevalue({"lab": "doc_lab", "emulation": "emulation_ready"}[needs])
+    except pytest.skip.Exception as why:
+        return str(why)
+    return None
 
 
 def _workdir(tmp_path: Path) -> Path:
@@ -89,6 +139,11 @@ def _workdir(tmp_path: Path) -> Path:
     return work
 
 
+def _text(s: Snippet, e: Entry | None) -> str:
+    text = (s.setup + "\n" if s.setup else "") + s.text
+    return in_lab(text) if e is not None and e.needs == "lab" else text
+
+
 def run_snippet(s: Snippet, e: Entry | None, work: Path) -> None:
     timeout = e.timeout if e else 300
     if e and e.before:
@@ -96,14 +151,63 @@ def run_snippet(s: Snippet, e: Entry | None, work: Path) -> None:
         assert r.returncode == 0, f"{s.where}: `{e.before}` (run first) exited {r.returncode}:\n{r.stderr[-2000:]}"
     if s.kind == "python":
         script = work / f"snippet_{s.line}.py"
-        script.write_text(s.text)
-        r = subprocess.run([sys.executable, script.name], cwd=work, env=_env(), capture_output=True, text=True,
+        script.write_text(_text(s, e))
+        r = subprocess.run([sys.executable, script.name], cwd=work, env=_env(work), capture_output=True, text=True,
                            timeout=timeout)
     else:
-        r = _shell((s.setup + "\n" if s.setup else "") + s.text, work, timeout)
+        r = _shell(_text(s, e), work, timeout)
     want = e.exit if e else (0,)
     assert r.returncode in want, (f"{s.where}: {s.text[:200]!r} exited {r.returncode}, the document allows {want}"
                                   f"\nstdout: {r.stdout[-1500:]}\nstderr: {r.stderr[-3000:]}")
+
+
+@dataclass
+class Background:
+    """A snippet that runs on while the next ones run (`apply --try` waiting for `--confirm`)."""
+    s: Snippet
+    e: Entry
+    proc: subprocess.Popen
+    out: list[str]
+    reader: threading.Thread
+
+    @classmethod
+    def start(cls, s: Snippet, e: Entry, work: Path) -> "Background":
+        proc = subprocess.Popen(["bash", "-c", _text(s, e)], cwd=work, env=_env(work), stdout=subprocess.PIPE,
+                                stderr=subprocess.STDOUT, text=True)
+        out: list[str] = []
+        ready = threading.Event()
+
+        def read() -> None:
+            for line in proc.stdout:
+                out.append(line)
+                if e.background in line:
+                    ready.set()
+            ready.set()
+
+        reader = threading.Thread(target=read, daemon=True)
+        reader.start()
+        bg = cls(s, e, proc, out, reader)
+        if not ready.wait(e.timeout) or not any(e.background in line for line in out):
+            bg.stop()
+            pytest.fail(f"{s.where}: {s.text[:200]!r} did not print {e.background!r}:\n{''.join(out)[-3000:]}")
+        return bg
+
+    def finish(self) -> None:
+        try:
+            code = self.proc.wait(timeout=self.e.timeout)
+        except subprocess.TimeoutExpired:
+            self.stop()
+            pytest.fail(f"{self.s.where}: {self.s.text[:200]!r} still ran after the document's last snippet")
+        self.stop()
+        assert code in self.e.exit, (f"{self.s.where}: {self.s.text[:200]!r} exited {code}, the document allows "
+                                     f"{self.e.exit}\n{''.join(self.out)[-3000:]}")
+
+    def stop(self) -> None:
+        if self.proc.poll() is None:
+            self.proc.kill()
+        self.proc.wait()
+        self.reader.join(10)
+        self.proc.stdout.close()
 
 
 DOCS = sorted({s.doc for s in all_snippets()})
@@ -111,15 +215,39 @@ DOCS = sorted({s.doc for s in all_snippets()})
 
 @pytest.mark.timeout(1800)
 @pytest.mark.parametrize("doc", DOCS)
-def test_every_snippet_of_the_document_runs(doc, tmp_path):
+def test_every_snippet_of_the_document_runs(doc, tmp_path, request):
     work = _workdir(tmp_path)
-    ran = 0
-    for s in snippets(ROOT / doc):
-        e = entry_for(s)
-        if e is not None and e.kind == "exempt":
-            continue
-        run_snippet(s, e, work)
-        ran += 1
+    ran, not_run, fresh = 0, {}, False
+    running: list[Background] = []
+    try:
+        for s in snippets(ROOT / doc):
+            e = entry_for(s)
+            if e is not None and e.kind == "exempt":
+                continue
+            if e is not None and e.needs:
+                why = _ready(request, e.needs)
+                if why:
+                    not_run.setdefault(why, []).append(s.where)
+                    continue
+                if e.needs == "lab" and not fresh:  # each document starts from a lab as `lab up` makes it
+                    from iwlab import lab
+
+                    lab.down(LAB)
+                    lab.up(LAB)
+                    fresh = True
+            if e is not None and e.background:
+                running.append(Background.start(s, e, work))
+            else:
+                run_snippet(s, e, work)
+            ran += 1
+        for bg in running:
+            bg.finish()
+    finally:
+        for bg in running:
+            bg.stop()
+    if not_run:
+        pytest.skip(f"{doc}: {ran} snippets ran; not run here: "
+                    + "; ".join(f"{', '.join(where)} ({why})" for why, where in not_run.items()))
     if ran == 0:
         pytest.skip(f"{doc}: every snippet is exempt ({CONFIG.name} says why)")
 
@@ -192,3 +320,23 @@ def test_the_parse_check_catches_a_stale_command(argv):
     with pytest.raises(Exception):
         parse_only(argv)
     parse_only(["watch", "status", "--netns", "web"])  # and passes a good one
+
+
+def test_the_documents_hosts_become_the_tests_own_lab():
+    assert (in_lab("iwlab apply web.toml --netns web --verify-probe http://10.0.1.1/big.bin --probe-netns client", "L")
+            == "iwlab apply web.toml --netns L-web --verify-probe http://10.0.1.1/big.bin --probe-netns L-client")
+    assert in_lab('probe("http://10.0.1.1/big.bin", netns="client")', "L") == 'probe("http://10.0.1.1/big.bin", netns="L-client")'
+    assert in_lab("iwlab lab up", "L") == "iwlab lab up --name L"
+    assert in_lab("iwlab flow-iw status --cgroup web", "L") == "iwlab flow-iw status --cgroup L-web"
+    assert in_lab("iwlab watch status --netns webby", "L") == "iwlab watch status --netns webby"
+
+
+def test_a_background_snippet_runs_on_until_the_end_and_its_exit_is_checked(tmp_path):
+    s = Snippet("doc.md", 1, "command", "echo 'trying for 1 s'; sleep 0.3; exit 1")
+    bg = Background.start(s, Entry("expect", "x", None, exit=(1,), background="trying for", timeout=10), tmp_path)
+    assert bg.proc.poll() is None  # started, not waited for
+    bg.finish()
+    with pytest.raises(AssertionError, match="exited 1, the document allows"):
+        Background.start(s, Entry("expect", "x", None, background="trying for", timeout=10), tmp_path).finish()
+    with pytest.raises(pytest.fail.Exception, match="did not print 'confirmed'"):
+        Background.start(s, Entry("expect", "x", None, background="confirmed", timeout=10), tmp_path)

@@ -2,7 +2,7 @@
 
 `run` (run, trace, presets, show, validate, schema, --version), `study` (sweep, report),
 `reproduce`, `emulate` (emulate, compare), `flow_iw` (flow-iw), `deploy` (plan, apply, rollback,
-watch), `advise`, `probe` and `conform`. `common` holds what they share. Command modules parse and print; the work
+watch), `lab` (the documents' example namespaces), `advise`, `probe` and `conform`. `common` holds what they share. Command modules parse and print; the work
 lives in the rooms below (`iwlab.deploy`, `iwlab.advise`, …), callable without the CLI.
 """
 
@@ -21,7 +21,7 @@ PANELS = (
     ("Study", ("sweep", "report", "reproduce")),
     ("Emulate (root: network namespaces)", ("emulate", "compare")),
     ("Advise", ("advise",)),
-    ("Deploy (root: routes, eBPF)", ("plan", "apply", "rollback", "watch", "flow-iw")),
+    ("Deploy (root: routes, eBPF)", ("plan", "apply", "rollback", "watch", "flow-iw", "lab")),
     ("Conform", ("conform",)),
     ("Probe", ("probe",)),
 )
@@ -65,7 +65,7 @@ app = typer.Typer(name="iwlab", help="A laboratory for TCP's initial congestion 
                   rich_markup_mode=None, cls=_OneLineUsageErrors)
 
 # The command modules, in the order their commands are listed by `iwlab --help`.
-COMMAND_MODULES = ("run", "study", "reproduce", "emulate", "flow_iw", "deploy", "advise", "probe", "conform")
+COMMAND_MODULES = ("run", "study", "reproduce", "emulate", "flow_iw", "deploy", "lab", "advise", "probe", "conform")
 
 
 def _panels(one: typer.Typer) -> None:
