@@ -446,4 +446,24 @@ mod tests {
         assert_eq!(s.config(Some(9000), false, true).unwrap().mss, 1460);
         assert_eq!(s.config(None, false, true).unwrap().mss, 536);
     }
+
+    #[test]
+    fn fq_paces_the_flow_in_tso_bursts_and_without_it_cubic_is_not_paced() {
+        let mut s = Settings::default();
+        let c = s.config(Some(1000), false, true).unwrap();
+        assert!(!c.pacing.enabled && c.pacing.tso_min_segs.is_none(), "no qdisc, cubic: tcp_needs_internal_pacing() is false");
+        let r = s.shell(
+            "tc qdisc replace dev tun0 root fq\nsysctl -q net.ipv4.tcp_min_tso_segs=4 net.ipv4.tcp_pacing_ss_ratio=150",
+            Path::new("."),
+            0,
+        );
+        assert!(r.iter().all(|a| matches!(a, Applied::Set(_))), "{r:?}");
+        let c = s.config(Some(1000), false, true).unwrap();
+        assert!(c.pacing.enabled && c.pacing.rule == PacerRule::Linux);
+        assert_eq!((c.pacing.tso_min_segs, c.pacing.ss_ratio, c.pacing.ca_ratio), (Some(4), 150, 120));
+        // A FIFO does not pace.
+        let mut f = Settings::default();
+        f.shell("tc qdisc replace dev tun0 root pfifo", Path::new("."), 0);
+        assert!(!f.config(Some(1000), false, true).unwrap().pacing.enabled);
+    }
 }

@@ -503,4 +503,59 @@ mod tests {
         p.on_send(at(50_000), 1 + 12 * MSS, MSS as u32, &s);
         assert_eq!(p.next_at, Some(at(52_500)));
     }
+
+    fn fq(min_tso_segs: u32, max_rate: Option<u64>) -> PacingConfig {
+        PacingConfig { enabled: true, rule: PacerRule::Linux, tso_min_segs: Some(min_tso_segs), max_rate, ..PacingConfig::default() }
+    }
+
+    #[test]
+    fn linux_rate_is_200_percent_in_slow_start_120_after_and_capped_by_so_max_pacing_rate() {
+        // tcp_update_pacing_rate(): mss 1460 × cwnd 10 / srtt 100 ms = 146 000 B/s, × 200 %.
+        let s = PaceState { mss: 1460, ..st(10, u64::MAX, 0, Some(100)) };
+        let s = PaceState { cwnd: 10 * 1460, ..s };
+        assert_eq!(linux_pacing_rate(&fq(2, None), &s), 292_000);
+        // cwnd ≥ ssthresh / 2: tcp_pacing_ca_ratio, 120 %.
+        assert_eq!(linux_pacing_rate(&fq(2, None), &PaceState { ssthresh: 20 * 1460, ..s }), 175_200);
+        // The ratios are the sysctls'.
+        let cfg = PacingConfig { ss_ratio: 100, ..fq(2, None) };
+        assert_eq!(linux_pacing_rate(&cfg, &s), 146_000);
+        // sk_max_pacing_rate caps it.
+        assert_eq!(linux_pacing_rate(&fq(2, Some(100_000)), &s), 100_000);
+        // max(cwnd, packets_out): 20 packets out with cwnd 10 doubles it.
+        assert_eq!(linux_pacing_rate(&fq(2, None), &PaceState { flight: 20 * 1460, ..s }), 584_000);
+        // No RTT sample: Linux does not divide (a rate no link reaches), still capped.
+        let none = PaceState { srtt: None, ..s };
+        assert_eq!(linux_pacing_rate(&fq(2, None), &none), 1460 * 80_000 * 200 * 10);
+        assert_eq!(linux_pacing_rate(&fq(2, Some(50_000)), &none), 50_000);
+    }
+
+    #[test]
+    fn tso_bursts_hold_a_millisecond_of_the_rate_and_at_least_tcp_min_tso_segs() {
+        let rtt = Some(ms(100));
+        // 292 000 B/s >> 10 = 285 bytes: less than one MSS, so tcp_min_tso_segs.
+        assert_eq!(linux_tso_segs(292_000, 1460, rtt, 2), 2);
+        assert_eq!(linux_tso_segs(292_000, 1460, rtt, 4), 4);
+        // 100 MB/s: 97 656 bytes, capped at gso_max_size 65 536: 44 segments.
+        assert_eq!(linux_tso_segs(100_000_000, 1460, rtt, 2), 44);
+        // min_rtt 1 ms: 1000 >> tcp_tso_rtt_log (9) = 1, so gso_max_size >> 1 more bytes.
+        assert_eq!(linux_tso_segs(292_000, 1460, Some(ms(1)), 2), (285 + 32_768) / 1460);
+    }
+
+    #[test]
+    fn fq_paces_whole_tso_bursts_after_the_first_10_segments() {
+        // cwnd 10, srtt 100 ms, MSS 1000: 200 000 B/s, bursts of 2 (tcp_min_tso_segs = 2). The
+        // first 10 segments (five bursts) leave at once; the fifth brings data_segs_out to 10,
+        // so the next burst leaves 2000 B / 200 000 B/s = 10 ms later, both its segments at once.
+        let mut p = Pacer::new(fq(2, None));
+        let departures = first_flight(&mut p, 14, &st(10, u64::MAX, 0, Some(100)));
+        assert_eq!(departures, [vec![0; 10], vec![10_000, 10_000, 20_000, 20_000]].concat());
+        // Bursts of 4: the third burst (segments 9–12) ends the unpaced 10, so 13–14 wait 20 ms.
+        let mut q = Pacer::new(fq(4, None));
+        let departures = first_flight(&mut q, 14, &st(10, u64::MAX, 0, Some(100)));
+        assert_eq!(departures, [vec![0; 12], vec![20_000, 20_000]].concat());
+        // A pacing cap of 100 000 B/s doubles the gap.
+        let mut c = Pacer::new(fq(2, Some(100_000)));
+        let departures = first_flight(&mut c, 14, &st(10, u64::MAX, 0, Some(100)));
+        assert_eq!(departures, [vec![0; 10], vec![20_000, 20_000, 40_000, 40_000]].concat());
+    }
 }
