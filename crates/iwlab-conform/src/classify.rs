@@ -98,7 +98,8 @@ pub fn classify(r: &ScriptReport) -> Option<Rule> {
     let outbound = f.event.trim_start_matches(|c: char| c != '<' && c != '>').starts_with('>');
     let reads = |name: &str| f.expected.contains(name) || f.actual.contains(name);
     // A flow paced by fq or SO_MAX_PACING_RATE (settings.rs notes "the flow is paced").
-    let paced = o.notes.iter().any(|n| n.kind == "applied" && n.line <= f.line && n.message.contains("the flow is paced"));
+    let paced =
+        o.notes.iter().any(|n| n.kind == "applied" && n.line <= f.line && n.message.contains("the flow is paced"));
     Some(if paced || needs.contains("fq pacing") || needs.contains("TSO") {
         Rule::FqPacingTso
     } else if f.class == Class::Unsupported && f.actual.starts_with("tcp_info field") {
@@ -150,7 +151,8 @@ mod tests {
         let r = run(&format!("{with_sack}+0 %{{ assert tcpi_reordering == 5 }}%\n"));
         assert_eq!(classify(&r), Some(Rule::ReorderingDegree));
         // A paced flow's failure (fq is modelled: FAIL, not UNSUPPORTED).
-        let r = run(&format!("0 `tc qdisc replace dev tun0 root fq`\n{with_sack}+0 %{{ assert tcpi_snd_cwnd == 3 }}%\n"));
+        let r =
+            run(&format!("0 `tc qdisc replace dev tun0 root fq`\n{with_sack}+0 %{{ assert tcpi_snd_cwnd == 3 }}%\n"));
         assert_eq!((r.status(), classify(&r)), (Status::Fail, Some(Rule::FqPacingTso)));
         let r = run(&format!("{with_sack}+0 %{{ assert tcpi_snd_cwnd == 10 }}%\n"));
         assert_eq!(classify(&r), None);

@@ -735,7 +735,10 @@ impl Driver<'_> {
                 // ~0U (32-bit) and ~0UL mean "no cap" (sk_setsockopt()); Linux still paces.
                 let cap = (v != u32::MAX as u64 && v != u64::MAX).then_some(v);
                 self.settings.max_pacing_rate = Some(cap.unwrap_or(u64::MAX));
-                self.note("applied", format!("SO_MAX_PACING_RATE {v} → the flow is paced, sk_pacing_rate ≤ {v} bytes/s"));
+                self.note(
+                    "applied",
+                    format!("SO_MAX_PACING_RATE {v} → the flow is paced, sk_pacing_rate ≤ {v} bytes/s"),
+                );
             }
             // Corking and a pacing cap set later change when Linux sends: a failure while one
             // is in force is not a verdict on the engine's TCP.

@@ -226,7 +226,10 @@ impl Settings {
                 |n| {
                     let ss = name == "tcp_pacing_ss_ratio";
                     *(if ss { &mut self.spec.pacing_ss_ratio } else { &mut self.spec.pacing_ca_ratio }) = Some(n);
-                    set(format!("{} = {n} (used while the flow is paced)", if ss { "pacing_ss_ratio" } else { "pacing_ca_ratio" }))
+                    set(format!(
+                        "{} = {n} (used while the flow is paced)",
+                        if ss { "pacing_ss_ratio" } else { "pacing_ca_ratio" }
+                    ))
                 },
             ),
             "tcp_min_tso_segs" => v.parse::<u32>().ok().filter(|&n| n >= 1).map_or_else(bad, |n| {
@@ -361,27 +364,27 @@ impl Settings {
         }
     }
 
-/// `tc qdisc … root KIND`: fq holds each skb until the departure time TCP stamped on it
-/// (`tcp_update_skb_after_send()`: the flow paced at sk_pacing_rate, in TSO bursts sized by
-/// `tcp_tso_autosize()`); a FIFO sends as the engine does.
-fn qdisc(&mut self, words: &[&str]) -> Applied {
-    let line = words.join(" ");
-    if words.iter().any(|w| matches!(*w, "del" | "delete")) {
-        return Applied::Ignored(format!("`{line}`: no effect (the engine sends without a qdisc)"));
-    }
-    match words.iter().position(|w| *w == "root").and_then(|i| words.get(i + 1)) {
-        Some(&"fq") => {
-            self.fq = true;
-            Applied::Set(format!(
-                "`{line}` → the flow is paced at sk_pacing_rate in TSO bursts sized by tcp_tso_autosize()"
-            ))
+    /// `tc qdisc … root KIND`: fq holds each skb until the departure time TCP stamped on it
+    /// (`tcp_update_skb_after_send()`: the flow paced at sk_pacing_rate, in TSO bursts sized by
+    /// `tcp_tso_autosize()`); a FIFO sends as the engine does.
+    fn qdisc(&mut self, words: &[&str]) -> Applied {
+        let line = words.join(" ");
+        if words.iter().any(|w| matches!(*w, "del" | "delete")) {
+            return Applied::Ignored(format!("`{line}`: no effect (the engine sends without a qdisc)"));
         }
-        Some(&("pfifo" | "pfifo_fast" | "bfifo" | "noqueue")) => {
-            Applied::Ignored(format!("`{line}`: no effect (a FIFO: the engine sends as it does)"))
+        match words.iter().position(|w| *w == "root").and_then(|i| words.get(i + 1)) {
+            Some(&"fq") => {
+                self.fq = true;
+                Applied::Set(format!(
+                    "`{line}` → the flow is paced at sk_pacing_rate in TSO bursts sized by tcp_tso_autosize()"
+                ))
+            }
+            Some(&("pfifo" | "pfifo_fast" | "bfifo" | "noqueue")) => {
+                Applied::Ignored(format!("`{line}`: no effect (a FIFO: the engine sends as it does)"))
+            }
+            _ => Applied::Unsupported(format!("`{line}`: this qdisc is not modelled")),
         }
-        _ => Applied::Unsupported(format!("`{line}`: this qdisc is not modelled")),
     }
-}
 }
 
 #[cfg(test)]
@@ -451,7 +454,10 @@ mod tests {
     fn fq_paces_the_flow_in_tso_bursts_and_without_it_cubic_is_not_paced() {
         let mut s = Settings::default();
         let c = s.config(Some(1000), false, true).unwrap();
-        assert!(!c.pacing.enabled && c.pacing.tso_min_segs.is_none(), "no qdisc, cubic: tcp_needs_internal_pacing() is false");
+        assert!(
+            !c.pacing.enabled && c.pacing.tso_min_segs.is_none(),
+            "no qdisc, cubic: tcp_needs_internal_pacing() is false"
+        );
         let r = s.shell(
             "tc qdisc replace dev tun0 root fq\nsysctl -q net.ipv4.tcp_min_tso_segs=4 net.ipv4.tcp_pacing_ss_ratio=150",
             Path::new("."),

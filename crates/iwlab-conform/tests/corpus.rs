@@ -45,7 +45,8 @@ fn every_corpus_script_passes_or_is_a_listed_divergence() {
             (false, true, None) => {}
         }
     }
-    let listed = manifest.divergence.iter().map(|d| &d.script).chain(manifest.kernel_unverified.iter().map(|u| &u.script));
+    let listed =
+        manifest.divergence.iter().map(|d| &d.script).chain(manifest.kernel_unverified.iter().map(|u| &u.script));
     for script in listed {
         if !names.contains(script) {
             problems.push(format!("known-divergences.toml lists {script}, which is not in the corpus"));

@@ -350,7 +350,14 @@ mod tests {
         SimTime::ZERO + SimDuration::from_micros(x)
     }
     fn st(cwnd: u64, ssthresh: u64, flight: u64, srtt: Option<u64>) -> PaceState {
-        PaceState { cwnd: cwnd * MSS, ssthresh, flight: flight * MSS, srtt: srtt.map(ms), mss: MSS, min_rtt: srtt.map(ms) }
+        PaceState {
+            cwnd: cwnd * MSS,
+            ssthresh,
+            flight: flight * MSS,
+            srtt: srtt.map(ms),
+            mss: MSS,
+            min_rtt: srtt.map(ms),
+        }
     }
 
     #[test]
@@ -505,7 +512,13 @@ mod tests {
     }
 
     fn fq(min_tso_segs: u32, max_rate: Option<u64>) -> PacingConfig {
-        PacingConfig { enabled: true, rule: PacerRule::Linux, tso_min_segs: Some(min_tso_segs), max_rate, ..PacingConfig::default() }
+        PacingConfig {
+            enabled: true,
+            rule: PacerRule::Linux,
+            tso_min_segs: Some(min_tso_segs),
+            max_rate,
+            ..PacingConfig::default()
+        }
     }
 
     #[test]
@@ -541,21 +554,38 @@ mod tests {
         assert_eq!(linux_tso_segs(292_000, 1460, Some(ms(1)), 2), (285 + 32_768) / 1460);
     }
 
+    /// Departure times (µs) of `n` segments when the sender sends all it may at each instant,
+    /// one transmit round (`begin()`) per instant: segments of one round share TSO bursts.
+    fn rounds(p: &mut Pacer, n: u64, s: &PaceState) -> Vec<u64> {
+        let mut t = at(0);
+        let mut departures = vec![];
+        p.begin();
+        for k in 0..n {
+            while !p.ready(t) {
+                t = p.deadline().unwrap();
+                p.begin();
+            }
+            departures.push(t.as_nanos() / 1_000);
+            p.on_send(t, 1 + k * MSS, MSS as u32, s);
+        }
+        departures
+    }
+
     #[test]
     fn fq_paces_whole_tso_bursts_after_the_first_10_segments() {
         // cwnd 10, srtt 100 ms, MSS 1000: 200 000 B/s, bursts of 2 (tcp_min_tso_segs = 2). The
         // first 10 segments (five bursts) leave at once; the fifth brings data_segs_out to 10,
         // so the next burst leaves 2000 B / 200 000 B/s = 10 ms later, both its segments at once.
         let mut p = Pacer::new(fq(2, None));
-        let departures = first_flight(&mut p, 14, &st(10, u64::MAX, 0, Some(100)));
+        let departures = rounds(&mut p, 14, &st(10, u64::MAX, 0, Some(100)));
         assert_eq!(departures, [vec![0; 10], vec![10_000, 10_000, 20_000, 20_000]].concat());
         // Bursts of 4: the third burst (segments 9–12) ends the unpaced 10, so 13–14 wait 20 ms.
         let mut q = Pacer::new(fq(4, None));
-        let departures = first_flight(&mut q, 14, &st(10, u64::MAX, 0, Some(100)));
+        let departures = rounds(&mut q, 14, &st(10, u64::MAX, 0, Some(100)));
         assert_eq!(departures, [vec![0; 12], vec![20_000, 20_000]].concat());
         // A pacing cap of 100 000 B/s doubles the gap.
         let mut c = Pacer::new(fq(2, Some(100_000)));
-        let departures = first_flight(&mut c, 14, &st(10, u64::MAX, 0, Some(100)));
+        let departures = rounds(&mut c, 14, &st(10, u64::MAX, 0, Some(100)));
         assert_eq!(departures, [vec![0; 10], vec![20_000, 20_000, 40_000, 40_000]].concat());
     }
 }
