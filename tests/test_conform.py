@@ -115,21 +115,29 @@ def test_batch_summary_per_class_and_reports_with_the_rule_table(tmp_path):
     fq = _write(tmp_path, "fq.pkt", FRESH.replace("`sysctl -q net.ipv4.tcp_timestamps=0`",
                                                   "`sysctl -q net.ipv4.tcp_timestamps=0 > /dev/null 2>&1\ntc qdisc replace dev tun0 root fq`")
                 .replace("tcpi_snd_cwnd == 4", "tcpi_snd_cwnd == 5"))
+    # A CUBIC module parameter other than Linux's default is not modelled: a failure is UNSUPPORTED.
+    param = _write(tmp_path, "param.pkt", FRESH.replace("`sysctl -q net.ipv4.tcp_timestamps=0`",
+                                                        "`sysctl -q net.ipv4.tcp_timestamps=0\necho 0 > /sys/module/tcp_cubic/parameters/hystart`")
+                   .replace("tcpi_snd_cwnd == 4", "tcpi_snd_cwnd == 5"))
     md, html = tmp_path / "r.md", tmp_path / "r.html"
-    out = _cli("--report", str(md), good, no_sack, fq)
+    out = _cli("--report", str(md), good, no_sack, fq, param)
     assert out.returncode == 1, out.stdout
-    assert "PASS:          1" in out.stdout and "FAIL:          1" in out.stdout and "UNSUPPORTED:   1" in out.stdout
+    assert "PASS:          1" in out.stdout and "FAIL:          2" in out.stdout and "UNSUPPORTED:   1" in out.stdout
     assert "/dev/null" not in out.stdout  # a redirection is not a setting: no note for it
     text = md.read_text()
     assert f"| {no_sack} | FAIL | 14 |" in text
     assert "| SACK negotiation / Reno dupack path | 1 |" in text and "tcp_add_reno_sack()" in text
-    assert "| fq pacing / TSO autosizing | 1 |" in text
+    assert "| fq pacing / TSO autosizing | 1 |" in text  # fq is modelled: a paced flow's failure is a FAIL
     out = _cli("--json", "--report", str(html), fq)
+    assert out.returncode == 1
+    data = json.loads(out.stdout)
+    assert data["summary"] == {"PASS": 0, "FAIL": 1, "UNSUPPORTED": 0, "ERROR": 0}
+    assert data["scripts"][0]["rule"]["label"] == "fq pacing / TSO autosizing"
+    assert html.read_text().startswith("<!doctype html>") and "<td>fq pacing / TSO autosizing</td>" in html.read_text()
+    out = _cli("--json", param)
     assert out.returncode == 3
     data = json.loads(out.stdout)
-    assert data["summary"] == {"PASS": 0, "FAIL": 0, "UNSUPPORTED": 1, "ERROR": 0}
-    assert data["scripts"][0]["needs"]["line"] == 1 and "fq" in data["scripts"][0]["needs"]["what"]
-    assert html.read_text().startswith("<!doctype html>") and "<td>fq pacing / TSO autosizing</td>" in html.read_text()
+    assert data["scripts"][0]["needs"]["line"] == 1 and "hystart" in data["scripts"][0]["needs"]["what"]
 
 
 def _entry(*args):

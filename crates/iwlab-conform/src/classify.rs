@@ -97,7 +97,10 @@ pub fn classify(r: &ScriptReport) -> Option<Rule> {
     let needs = r.unsupported_because().map(|(_, w)| w).unwrap_or_default();
     let outbound = f.event.trim_start_matches(|c: char| c != '<' && c != '>').starts_with('>');
     let reads = |name: &str| f.expected.contains(name) || f.actual.contains(name);
-    Some(if needs.contains("fq pacing") || needs.contains("TSO") {
+    // A flow paced by fq or SO_MAX_PACING_RATE (settings.rs notes "the flow is paced").
+    let paced =
+        o.notes.iter().any(|n| n.kind == "applied" && n.line <= f.line && n.message.contains("the flow is paced"));
+    Some(if paced || needs.contains("fq pacing") || needs.contains("TSO") {
         Rule::FqPacingTso
     } else if f.class == Class::Unsupported && f.actual.starts_with("tcp_info field") {
         Rule::TcpInfoField
@@ -147,9 +150,10 @@ mod tests {
             .replace("<mss 1460,nop,wscale 8>", "<mss 1460,sackOK,nop,wscale 8>");
         let r = run(&format!("{with_sack}+0 %{{ assert tcpi_reordering == 5 }}%\n"));
         assert_eq!(classify(&r), Some(Rule::ReorderingDegree));
+        // A paced flow's failure (fq is modelled: FAIL, not UNSUPPORTED).
         let r =
-            run(&format!("{with_sack}+0 `tc qdisc replace dev tun0 root fq`\n+0 %{{ assert tcpi_snd_cwnd == 3 }}%\n"));
-        assert_eq!((r.status(), classify(&r)), (Status::Unsupported, Some(Rule::FqPacingTso)));
+            run(&format!("0 `tc qdisc replace dev tun0 root fq`\n{with_sack}+0 %{{ assert tcpi_snd_cwnd == 3 }}%\n"));
+        assert_eq!((r.status(), classify(&r)), (Status::Fail, Some(Rule::FqPacingTso)));
         let r = run(&format!("{with_sack}+0 %{{ assert tcpi_snd_cwnd == 10 }}%\n"));
         assert_eq!(classify(&r), None);
     }

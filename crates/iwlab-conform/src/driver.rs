@@ -729,8 +729,19 @@ impl Driver<'_> {
             | "IPV6_V6ONLY" | "SO_MARK" | "SO_PRIORITY" | "IP_RECVERR" | "IPV6_RECVERR" => {
                 self.note("ignored", format!("setsockopt {opt} {val}: no effect on the engine (no IP layer)"));
             }
-            // Pacing and corking change when Linux sends: a failure while one is in force is
-            // not a verdict on the engine's TCP.
+            // The cap on sk_pacing_rate; Linux then paces the socket itself (SK_PACING_NEEDED).
+            "SO_MAX_PACING_RATE" if !started && self.arg_int(c, 3).is_some_and(|v| v >= 0) => {
+                let v = self.arg_int(c, 3).unwrap_or_default() as u64;
+                // ~0U (32-bit) and ~0UL mean "no cap" (sk_setsockopt()); Linux still paces.
+                let cap = (v != u32::MAX as u64 && v != u64::MAX).then_some(v);
+                self.settings.max_pacing_rate = Some(cap.unwrap_or(u64::MAX));
+                self.note(
+                    "applied",
+                    format!("SO_MAX_PACING_RATE {v} → the flow is paced, sk_pacing_rate ≤ {v} bytes/s"),
+                );
+            }
+            // Corking and a pacing cap set later change when Linux sends: a failure while one
+            // is in force is not a verdict on the engine's TCP.
             "SO_MAX_PACING_RATE" | "TCP_CORK" => {
                 self.note("unsupported", format!("setsockopt {opt} {val}: not modelled by the engine"));
             }

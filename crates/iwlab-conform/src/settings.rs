@@ -6,6 +6,7 @@
 use iwlab_core::scenario::model::TcpSpec;
 use iwlab_core::scenario::units::Bytes;
 use iwlab_core::tcp::config::TcpConfig;
+use iwlab_core::tcp::pacing::{PacerRule, LINUX_MIN_TSO_SEGS};
 use std::path::Path;
 
 /// Linux's MSS on a 1500-byte MTU: what it advertises unless TCP_MAXSEG lowers it.
@@ -23,11 +24,25 @@ pub struct Settings {
     pub initcwnd: u32,
     /// TCP_MAXSEG.
     pub maxseg: Option<u32>,
+    /// `tc qdisc … root fq`: the flow is paced (sch_fq honours each skb's departure time).
+    pub fq: bool,
+    /// `net.ipv4.tcp_min_tso_segs`.
+    pub min_tso_segs: u32,
+    /// `SO_MAX_PACING_RATE` (bytes/s); setting it also makes Linux pace the socket itself
+    /// (`sk_setsockopt()`: `sk_pacing_status` NONE → NEEDED, `tcp_needs_internal_pacing()`).
+    pub max_pacing_rate: Option<u64>,
 }
 
 impl Default for Settings {
     fn default() -> Self {
-        Settings { spec: TcpSpec { profile: Some("linux".into()), ..TcpSpec::default() }, initcwnd: 10, maxseg: None }
+        Settings {
+            spec: TcpSpec { profile: Some("linux".into()), ..TcpSpec::default() },
+            initcwnd: 10,
+            maxseg: None,
+            fq: false,
+            min_tso_segs: LINUX_MIN_TSO_SEGS,
+            max_pacing_rate: None,
+        }
     }
 }
 
@@ -139,7 +154,16 @@ impl Settings {
         }
         let mss = peer_mss.unwrap_or(DEFAULT_PEER_MSS).min(self.adv_mss()) - if ts { TS_OPTION_BYTES } else { 0 };
         spec.mss = Some(Bytes::new(mss as u64));
-        iwlab_core::scenario::tcp_config(&spec).map_err(|e| e.to_string())
+        let mut cfg = iwlab_core::scenario::tcp_config(&spec).map_err(|e| e.to_string())?;
+        // Linux paces a flow only under fq or once SO_MAX_PACING_RATE was set (cubic and reno
+        // never ask for it: tcp_needs_internal_pacing()); then every skb is a TSO burst.
+        if self.fq || self.max_pacing_rate.is_some() {
+            cfg.pacing.enabled = true;
+            cfg.pacing.rule = PacerRule::Linux;
+            cfg.pacing.tso_min_segs = Some(self.min_tso_segs);
+            cfg.pacing.max_rate = self.max_pacing_rate;
+        }
+        Ok(cfg)
     }
 
     /// One `net.ipv4.*` sysctl (name without the prefix).
@@ -196,6 +220,22 @@ impl Settings {
                 set(format!("dsack = {b}"))
             }),
             "tcp_congestion_control" => self.congestion(v),
+            // tcp_update_pacing_rate(): percent of cwnd/srtt in slow start and after it.
+            "tcp_pacing_ss_ratio" | "tcp_pacing_ca_ratio" => v.parse::<u32>().map_or_else(
+                |_| bad(),
+                |n| {
+                    let ss = name == "tcp_pacing_ss_ratio";
+                    *(if ss { &mut self.spec.pacing_ss_ratio } else { &mut self.spec.pacing_ca_ratio }) = Some(n);
+                    set(format!(
+                        "{} = {n} (used while the flow is paced)",
+                        if ss { "pacing_ss_ratio" } else { "pacing_ca_ratio" }
+                    ))
+                },
+            ),
+            "tcp_min_tso_segs" => v.parse::<u32>().ok().filter(|&n| n >= 1).map_or_else(bad, |n| {
+                self.min_tso_segs = n;
+                Applied::Set(format!("{full} → TSO bursts of at least {n} segments while the flow is paced"))
+            }),
             // 1 = request ECN on outgoing connections and accept it; 0 = never. (2, accept only
             // when requested, has no single engine switch.)
             "tcp_ecn" if v == "0" || v == "1" => {
@@ -274,7 +314,7 @@ impl Settings {
                 "ip" if words.get(1) == Some(&"tcp_metrics") => out.push(Applied::Ignored(
                     "ip tcp_metrics: no effect (the engine keeps no metrics between connections)".into(),
                 )),
-                "tc" if words.get(1) == Some(&"qdisc") => out.push(qdisc(&words)),
+                "tc" if words.get(1) == Some(&"qdisc") => out.push(self.qdisc(&words)),
                 w if w.ends_with(".sh") => {
                     let w = words[0];
                     let path = dir.join(w);
@@ -323,23 +363,27 @@ impl Settings {
             None => Applied::Ignored(format!("{line}: only initcwnd is modelled")),
         }
     }
-}
 
-/// `tc qdisc … root KIND`: fq paces each flow at sk_pacing_rate (and Linux then sizes TSO
-/// bursts from that rate, tcp_tso_autosize()); a FIFO sends as the engine does.
-fn qdisc(words: &[&str]) -> Applied {
-    let line = words.join(" ");
-    if words.iter().any(|w| matches!(*w, "del" | "delete")) {
-        return Applied::Ignored(format!("`{line}`: no effect (the engine sends without a qdisc)"));
-    }
-    match words.iter().position(|w| *w == "root").and_then(|i| words.get(i + 1)) {
-        Some(&"fq") => Applied::Unsupported(format!(
-            "`{line}`: fq pacing (and TSO bursts sized from the pacing rate) is not modelled by the interpreter"
-        )),
-        Some(&("pfifo" | "pfifo_fast" | "bfifo" | "noqueue")) => {
-            Applied::Ignored(format!("`{line}`: no effect (a FIFO: the engine sends as it does)"))
+    /// `tc qdisc … root KIND`: fq holds each skb until the departure time TCP stamped on it
+    /// (`tcp_update_skb_after_send()`: the flow paced at sk_pacing_rate, in TSO bursts sized by
+    /// `tcp_tso_autosize()`); a FIFO sends as the engine does.
+    fn qdisc(&mut self, words: &[&str]) -> Applied {
+        let line = words.join(" ");
+        if words.iter().any(|w| matches!(*w, "del" | "delete")) {
+            return Applied::Ignored(format!("`{line}`: no effect (the engine sends without a qdisc)"));
         }
-        _ => Applied::Unsupported(format!("`{line}`: this qdisc is not modelled")),
+        match words.iter().position(|w| *w == "root").and_then(|i| words.get(i + 1)) {
+            Some(&"fq") => {
+                self.fq = true;
+                Applied::Set(format!(
+                    "`{line}` → the flow is paced at sk_pacing_rate in TSO bursts sized by tcp_tso_autosize()"
+                ))
+            }
+            Some(&("pfifo" | "pfifo_fast" | "bfifo" | "noqueue")) => {
+                Applied::Ignored(format!("`{line}`: no effect (a FIFO: the engine sends as it does)"))
+            }
+            _ => Applied::Unsupported(format!("`{line}`: this qdisc is not modelled")),
+        }
     }
 }
 
@@ -404,5 +448,28 @@ mod tests {
         assert_eq!(s.config(Some(1000), true, true).unwrap().mss, 988);
         assert_eq!(s.config(Some(9000), false, true).unwrap().mss, 1460);
         assert_eq!(s.config(None, false, true).unwrap().mss, 536);
+    }
+
+    #[test]
+    fn fq_paces_the_flow_in_tso_bursts_and_without_it_cubic_is_not_paced() {
+        let mut s = Settings::default();
+        let c = s.config(Some(1000), false, true).unwrap();
+        assert!(
+            !c.pacing.enabled && c.pacing.tso_min_segs.is_none(),
+            "no qdisc, cubic: tcp_needs_internal_pacing() is false"
+        );
+        let r = s.shell(
+            "tc qdisc replace dev tun0 root fq\nsysctl -q net.ipv4.tcp_min_tso_segs=4 net.ipv4.tcp_pacing_ss_ratio=150",
+            Path::new("."),
+            0,
+        );
+        assert!(r.iter().all(|a| matches!(a, Applied::Set(_))), "{r:?}");
+        let c = s.config(Some(1000), false, true).unwrap();
+        assert!(c.pacing.enabled && c.pacing.rule == PacerRule::Linux);
+        assert_eq!((c.pacing.tso_min_segs, c.pacing.ss_ratio, c.pacing.ca_ratio), (Some(4), 150, 120));
+        // A FIFO does not pace.
+        let mut f = Settings::default();
+        f.shell("tc qdisc replace dev tun0 root pfifo", Path::new("."), 0);
+        assert!(!f.config(Some(1000), false, true).unwrap().pacing.enabled);
     }
 }

@@ -81,11 +81,26 @@ pub struct PacingConfig {
     pub paced_iw: bool,
     /// Which rules move the pacing clock (Linux's or the exact one).
     pub rule: PacerRule,
+    /// Linux's paced transmit path (sch_fq installed, or `SO_MAX_PACING_RATE` set): departures
+    /// grouped into TSO bursts sized by `tcp_tso_autosize()` with this `tcp_min_tso_segs`, each
+    /// burst paced at `sk_pacing_rate` in Linux's arithmetic ([`linux_pacing_rate`]). None: the
+    /// per-segment pacing above.
+    pub tso_min_segs: Option<u32>,
+    /// `SO_MAX_PACING_RATE` (bytes/s): caps the rate (`sk_max_pacing_rate`).
+    pub max_rate: Option<u64>,
 }
 
 impl Default for PacingConfig {
     fn default() -> Self {
-        PacingConfig { enabled: false, ss_ratio: 200, ca_ratio: 120, paced_iw: false, rule: PacerRule::Exact }
+        PacingConfig {
+            enabled: false,
+            ss_ratio: 200,
+            ca_ratio: 120,
+            paced_iw: false,
+            rule: PacerRule::Exact,
+            tso_min_segs: None,
+            max_rate: None,
+        }
     }
 }
 
@@ -102,6 +117,63 @@ pub struct PaceState {
     pub ssthresh: u64,
     pub flight: u64,
     pub srtt: Option<SimDuration>,
+    /// Sender MSS (bytes) and the minimum RTT seen: the Linux path's rate and TSO sizing.
+    pub mss: u64,
+    pub min_rtt: Option<SimDuration>,
+}
+
+/// Linux `sk_pacing_shift` (10): a TSO burst holds about 1 ms of data at the pacing rate.
+pub const LINUX_PACING_SHIFT: u32 = 10;
+/// Linux `sk_gso_max_size` of a device without a larger GSO limit (`GSO_LEGACY_MAX_SIZE`).
+pub const LINUX_GSO_MAX_SIZE: u64 = 65_536;
+/// Linux `tcp_tso_rtt_log` (9): low-RTT flows get larger bursts, `gso_max_size >> (min_rtt_us >> 9)`.
+pub const LINUX_TSO_RTT_LOG: u32 = 9;
+/// Linux `tcp_min_tso_segs` (2).
+pub const LINUX_MIN_TSO_SEGS: u32 = 2;
+
+/// `sk_pacing_rate` in bytes/s as `tcp_update_pacing_rate()` (net/ipv4/tcp_input.c) computes
+/// it: `mss × (USEC_PER_SEC / 100 << 3) × ratio × max(cwnd, packets_out) / srtt_us`, where
+/// Linux keeps `srtt_us` ×8 (so the 8 cancels), ratio = `tcp_pacing_ss_ratio` while
+/// cwnd < ssthresh / 2, else `tcp_pacing_ca_ratio`; without an RTT sample it does not divide.
+/// Capped by `sk_max_pacing_rate` (`SO_MAX_PACING_RATE`).
+pub fn linux_pacing_rate(cfg: &PacingConfig, st: &PaceState) -> u64 {
+    let mss = st.mss.max(1);
+    let ratio = if st.cwnd < st.ssthresh / 2 { cfg.ss_ratio } else { cfg.ca_ratio };
+    let packets = (st.cwnd / mss).max(st.flight.div_ceil(mss));
+    let mut rate = mss as u128 * ((1_000_000 / 100) << 3) as u128 * ratio as u128 * packets as u128;
+    let srtt_us8 = st.srtt.map_or(0, |s| s.as_nanos() / 1_000 * 8);
+    if srtt_us8 > 0 {
+        rate /= srtt_us8 as u128;
+    }
+    let rate = rate.min(u64::MAX as u128) as u64;
+    cfg.max_rate.map_or(rate, |m| rate.min(m))
+}
+
+/// Segments per TSO burst, `tcp_tso_autosize()` (net/ipv4/tcp_output.c): the bytes the pacing
+/// rate sends in 2^-`sk_pacing_shift` s (~1 ms), plus `gso_max_size >> (min_rtt_us >>
+/// tcp_tso_rtt_log)` for flows of small RTT, at most `gso_max_size`, in MSS, at least
+/// `min_segs` (`tcp_min_tso_segs`).
+pub fn linux_tso_segs(rate: u64, mss: u64, min_rtt: Option<SimDuration>, min_segs: u32) -> u32 {
+    let mut bytes = rate >> LINUX_PACING_SHIFT;
+    let r = min_rtt.map_or(0, |m| m.as_nanos() / 1_000) >> LINUX_TSO_RTT_LOG;
+    if r < 32 {
+        bytes += LINUX_GSO_MAX_SIZE >> r;
+    }
+    let bytes = bytes.min(LINUX_GSO_MAX_SIZE);
+    ((bytes / mss.max(1)) as u32).max(min_segs.max(1))
+}
+
+/// One TSO burst (an skb) of the Linux paced path, open while segments join it.
+#[derive(Clone, Debug)]
+struct Burst {
+    /// When its segments leave (all at once), and the departure stamp before it.
+    at: SimTime,
+    prior: SimTime,
+    segs: u32,
+    max_segs: u32,
+    bytes: u64,
+    /// `sk_pacing_rate` when it left (bytes/s).
+    rate: u64,
 }
 
 /// One sender's pacing clock.
@@ -119,6 +191,8 @@ pub struct Pacer {
     sent_to: u64,
     /// Data segments sent, retransmissions included (Linux `tp->data_segs_out`).
     segs_out: u64,
+    /// The Linux paced path's open TSO burst.
+    burst: Option<Burst>,
 }
 
 impl Pacer {
@@ -139,10 +213,16 @@ impl Pacer {
     /// A new transmission round begins: nothing is held back yet.
     pub fn begin(&mut self) {
         self.blocked = false;
+        self.close_burst();
     }
 
     /// May a segment leave at `now`? If not, the sender is marked blocked until `deadline()`.
     pub fn ready(&mut self, now: SimTime) -> bool {
+        match &self.burst {
+            Some(b) if b.at == now && b.segs < b.max_segs => return true,
+            Some(_) => self.close_burst(),
+            None => {}
+        }
         match self.next_at {
             Some(t) if t > now => {
                 self.blocked = true;
@@ -164,6 +244,10 @@ impl Pacer {
     /// A segment `[seq, seq + len)` left at `now`: the next may leave one gap later.
     pub fn on_send(&mut self, now: SimTime, seq: u64, len: u32, st: &PaceState) {
         self.segs_out += 1;
+        if let Some(min_segs) = self.cfg.tso_min_segs {
+            self.sent_to = self.sent_to.max(seq + len as u64);
+            return self.burst_send(now, len, st, min_segs);
+        }
         let gap = self.gap(seq, len, st);
         self.sent_to = self.sent_to.max(seq + len as u64);
         match self.cfg.rule {
@@ -187,6 +271,42 @@ impl Pacer {
                 });
             }
         }
+    }
+
+    /// The Linux paced path: the segment joins the open TSO burst leaving at `now`, or opens
+    /// one sized by `tcp_tso_autosize()` from the current rate (`tcp_write_xmit()` cuts skbs at
+    /// `tcp_tso_segs()`); a full burst moves the clock.
+    fn burst_send(&mut self, now: SimTime, len: u32, st: &PaceState, min_segs: u32) {
+        if let Some(b) = self.burst.as_mut().filter(|b| b.at == now && b.segs < b.max_segs) {
+            b.segs += 1;
+            b.bytes += len as u64;
+        } else {
+            self.close_burst();
+            let rate = linux_pacing_rate(&self.cfg, st);
+            let prior = self.next_at.unwrap_or(now);
+            self.next_at = Some(prior.max(now));
+            let max_segs = linux_tso_segs(rate, st.mss, st.min_rtt, min_segs);
+            self.burst = Some(Burst { at: now, prior, segs: 1, max_segs, bytes: len as u64, rate });
+        }
+        if self.burst.as_ref().is_some_and(|b| b.segs >= b.max_segs) {
+            self.close_burst();
+        }
+    }
+
+    /// The open burst has left: `tcp_update_skb_after_send()` moves the departure stamp by
+    /// skb->len / rate, once `data_segs_out >= 10` and the rate is set, less the credit of a
+    /// late departure (at most half of it).
+    fn close_burst(&mut self) {
+        let Some(b) = self.burst.take() else { return };
+        let stamp = b.prior.max(b.at);
+        let paced = b.rate > 0 && b.rate != u64::MAX && self.segs_out >= LINUX_UNPACED_SEGMENTS;
+        self.next_at = Some(if paced {
+            let len_ns = mul_div(b.bytes, 1_000_000_000, b.rate);
+            let credit = stamp.saturating_since(b.prior).as_nanos().min(len_ns / 2);
+            stamp + SimDuration::from_nanos(len_ns - credit)
+        } else {
+            stamp
+        });
     }
 
     /// The gap after sending `len` bytes at `seq`, or None when this departure is not paced.
@@ -230,7 +350,14 @@ mod tests {
         SimTime::ZERO + SimDuration::from_micros(x)
     }
     fn st(cwnd: u64, ssthresh: u64, flight: u64, srtt: Option<u64>) -> PaceState {
-        PaceState { cwnd: cwnd * MSS, ssthresh, flight: flight * MSS, srtt: srtt.map(ms) }
+        PaceState {
+            cwnd: cwnd * MSS,
+            ssthresh,
+            flight: flight * MSS,
+            srtt: srtt.map(ms),
+            mss: MSS,
+            min_rtt: srtt.map(ms),
+        }
     }
 
     #[test]
@@ -382,5 +509,83 @@ mod tests {
         // After idling 35 ms the credit is capped at half a gap: 2.5 ms.
         p.on_send(at(50_000), 1 + 12 * MSS, MSS as u32, &s);
         assert_eq!(p.next_at, Some(at(52_500)));
+    }
+
+    fn fq(min_tso_segs: u32, max_rate: Option<u64>) -> PacingConfig {
+        PacingConfig {
+            enabled: true,
+            rule: PacerRule::Linux,
+            tso_min_segs: Some(min_tso_segs),
+            max_rate,
+            ..PacingConfig::default()
+        }
+    }
+
+    #[test]
+    fn linux_rate_is_200_percent_in_slow_start_120_after_and_capped_by_so_max_pacing_rate() {
+        // tcp_update_pacing_rate(): mss 1460 × cwnd 10 / srtt 100 ms = 146 000 B/s, × 200 %.
+        let s = PaceState { mss: 1460, ..st(10, u64::MAX, 0, Some(100)) };
+        let s = PaceState { cwnd: 10 * 1460, ..s };
+        assert_eq!(linux_pacing_rate(&fq(2, None), &s), 292_000);
+        // cwnd ≥ ssthresh / 2: tcp_pacing_ca_ratio, 120 %.
+        assert_eq!(linux_pacing_rate(&fq(2, None), &PaceState { ssthresh: 20 * 1460, ..s }), 175_200);
+        // The ratios are the sysctls'.
+        let cfg = PacingConfig { ss_ratio: 100, ..fq(2, None) };
+        assert_eq!(linux_pacing_rate(&cfg, &s), 146_000);
+        // sk_max_pacing_rate caps it.
+        assert_eq!(linux_pacing_rate(&fq(2, Some(100_000)), &s), 100_000);
+        // max(cwnd, packets_out): 20 packets out with cwnd 10 doubles it.
+        assert_eq!(linux_pacing_rate(&fq(2, None), &PaceState { flight: 20 * 1460, ..s }), 584_000);
+        // No RTT sample: Linux does not divide (a rate no link reaches), still capped.
+        let none = PaceState { srtt: None, ..s };
+        assert_eq!(linux_pacing_rate(&fq(2, None), &none), 1460 * 80_000 * 200 * 10);
+        assert_eq!(linux_pacing_rate(&fq(2, Some(50_000)), &none), 50_000);
+    }
+
+    #[test]
+    fn tso_bursts_hold_a_millisecond_of_the_rate_and_at_least_tcp_min_tso_segs() {
+        let rtt = Some(ms(100));
+        // 292 000 B/s >> 10 = 285 bytes: less than one MSS, so tcp_min_tso_segs.
+        assert_eq!(linux_tso_segs(292_000, 1460, rtt, 2), 2);
+        assert_eq!(linux_tso_segs(292_000, 1460, rtt, 4), 4);
+        // 100 MB/s: 97 656 bytes, capped at gso_max_size 65 536: 44 segments.
+        assert_eq!(linux_tso_segs(100_000_000, 1460, rtt, 2), 44);
+        // min_rtt 1 ms: 1000 >> tcp_tso_rtt_log (9) = 1, so gso_max_size >> 1 more bytes.
+        assert_eq!(linux_tso_segs(292_000, 1460, Some(ms(1)), 2), (285 + 32_768) / 1460);
+    }
+
+    /// Departure times (µs) of `n` segments when the sender sends all it may at each instant,
+    /// one transmit round (`begin()`) per instant: segments of one round share TSO bursts.
+    fn rounds(p: &mut Pacer, n: u64, s: &PaceState) -> Vec<u64> {
+        let mut t = at(0);
+        let mut departures = vec![];
+        p.begin();
+        for k in 0..n {
+            while !p.ready(t) {
+                t = p.deadline().unwrap();
+                p.begin();
+            }
+            departures.push(t.as_nanos() / 1_000);
+            p.on_send(t, 1 + k * MSS, MSS as u32, s);
+        }
+        departures
+    }
+
+    #[test]
+    fn fq_paces_whole_tso_bursts_after_the_first_10_segments() {
+        // cwnd 10, srtt 100 ms, MSS 1000: 200 000 B/s, bursts of 2 (tcp_min_tso_segs = 2). The
+        // first 10 segments (five bursts) leave at once; the fifth brings data_segs_out to 10,
+        // so the next burst leaves 2000 B / 200 000 B/s = 10 ms later, both its segments at once.
+        let mut p = Pacer::new(fq(2, None));
+        let departures = rounds(&mut p, 14, &st(10, u64::MAX, 0, Some(100)));
+        assert_eq!(departures, [vec![0; 10], vec![10_000, 10_000, 20_000, 20_000]].concat());
+        // Bursts of 4: the third burst (segments 9–12) ends the unpaced 10, so 13–14 wait 20 ms.
+        let mut q = Pacer::new(fq(4, None));
+        let departures = rounds(&mut q, 14, &st(10, u64::MAX, 0, Some(100)));
+        assert_eq!(departures, [vec![0; 12], vec![20_000, 20_000]].concat());
+        // A pacing cap of 100 000 B/s doubles the gap.
+        let mut c = Pacer::new(fq(2, Some(100_000)));
+        let departures = rounds(&mut c, 14, &st(10, u64::MAX, 0, Some(100)));
+        assert_eq!(departures, [vec![0; 10], vec![20_000, 20_000, 40_000, 40_000]].concat());
     }
 }

@@ -314,6 +314,7 @@ impl Tcb {
     /// A segment left: move the pacing clock (a no-op when pacing is off).
     fn paced(&mut self, now: SimTime, seq: u64, len: u32) {
         let (cwnd, ssthresh, flight, srtt) = (self.w.cwnd, self.w.ssthresh, self.flight_size(), self.rtt.srtt());
-        self.pacer.on_send(now, seq, len, &PaceState { cwnd, ssthresh, flight, srtt });
+        let (mss, min_rtt) = (self.w.mss, self.rtt.min_rtt());
+        self.pacer.on_send(now, seq, len, &PaceState { cwnd, ssthresh, flight, srtt, mss, min_rtt });
     }
 }
