@@ -460,11 +460,15 @@ def judge(ledger: Sequence[Claim], ev: Evidence) -> list[Judged]:
 def rejudge(ledger: Sequence[Claim], frame: pd.DataFrame) -> list[Judged]:
     """Judges a stored `claims.csv` (one study's rows) again with today's rules: each condition's
     cell is the row's `ours` [`ci_lo`, `ci_hi`] at its `seeds`, each claim's rule comes from
-    `ledger`. Claims of the ledger that the file lacks are left out."""
+    `ledger`. Claims of the ledger that the file lacks are left out, and so are rows whose condition
+    the claim no longer checks (a claim restated on other evidence is judged by a new run only)."""
     out = []
     for c in ledger:
         rows = []
+        conditions = {k.condition for k in c.checks}
         for r in frame[frame["claim_id"] == c.id].itertuples(index=False):
+            if str(r.condition) not in conditions:
+                continue
             pub = None if pd.isna(r.published) else float(r.published)
             ours = None
             if not pd.isna(r.ours):
