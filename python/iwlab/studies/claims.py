@@ -467,7 +467,7 @@ def rejudge(ledger: Sequence[Claim], frame: pd.DataFrame) -> list[Judged]:
         rows = []
         conditions = {k.condition for k in c.checks}
         for r in frame[frame["claim_id"] == c.id].itertuples(index=False):
-            if str(r.condition) not in conditions:
+            if conditions and str(r.condition) not in conditions:
                 continue
             pub = None if pd.isna(r.published) else float(r.published)
             ours = None
