@@ -213,6 +213,9 @@ def test_no_interval_below_five_seeds(rule, published):
     v, why = rule.judge(_c(*tight, n=4), published)
     assert v == "inconclusive" and "no interval below 5 seeds" in why and "seeds needed (this run: 4)" in why
     assert not cl.has_interval(_c(*tight, n=4)) and cl.has_interval(_c(10, 10, 10, n=2))
+    # One seed shows no spread without being deterministic (a condition only one seed had flows for).
+    assert not cl.has_interval(_c(10, 10, 10, n=1))
+    assert rule.judge(_c(10, 10, 10, n=1), published)[0] == "inconclusive"
 
 
 def test_a_claim_is_partly_reproduced_only_on_a_stated_subset_with_no_wrong_sign():

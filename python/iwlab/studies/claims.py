@@ -78,9 +78,11 @@ def _ci(ours: Cell) -> tuple[float, float]:
 
 def has_interval(ours: Cell) -> bool:
     """Whether the cell's interval may be printed and judged: deterministic (no spread), seeds
-    unknown (0), or at least MIN_SEEDS seeds."""
+    unknown (0), or at least MIN_SEEDS seeds. One seed shows no spread without being
+    deterministic: a condition only one seed had flows for is judged like any other below
+    MIN_SEEDS."""
     lo, hi = _ci(ours)
-    deterministic = lo == hi and math.isfinite(ours.lo)  # a stored row without its interval is not
+    deterministic = lo == hi and math.isfinite(ours.lo) and ours.n != 1  # a stored row without its interval is not
     return deterministic or ours.n == 0 or ours.n >= MIN_SEEDS
 
 
