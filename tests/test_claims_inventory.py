@@ -27,8 +27,9 @@ def test_every_ledger_claim_is_an_inventory_claim_of_its_document_and_back(study
     ids = [c.id for c in LEDGERS[study].ledger()]
     listed = [e.detail for e in load() if e.source == STUDY_SOURCE[study] and e.status == "ledger"]
     assert len(ids) == len(set(ids))
-    assert sorted(ids) == sorted(listed), "a ledger claim missing from the inventory, or an inventory id " \
-                                          "naming no ledger claim"
+    # A claim judged under two readings of its original ("NR-4/iperf", "NR-4/load") is one claim of it.
+    assert sorted({i.split("/")[0] for i in ids}) == sorted(listed), "a ledger claim missing from the " \
+                                                                      "inventory, or an inventory id naming no ledger claim"
 
 
 def test_claims_not_in_a_ledger_say_why_and_only_rfc_6928_has_pending_ones():

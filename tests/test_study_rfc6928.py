@@ -105,3 +105,35 @@ def test_csvs_report_and_conclusions(study):
 
 def test_the_claims_ledger_is_judged_on_the_run_and_written_first(study):
     check_claims(*study)
+
+
+def _flows(rows):
+    import pandas as pd
+
+    cols = ["seed", "iw", "client", "response_bytes", "latency", "retransmits", "timeouts", "fast_retransmits"]
+    return pd.DataFrame(rows, columns=cols)
+
+
+def test_evidence_of_the_claims_read_from_the_flow_records():
+    # Two seeds; seed by seed: client 2 retransmitted with IW3 and rises by 4 with IW10, client 3 did
+    # not and rises by 1 (80 % of the rise from traffic that already retransmitted, §10.2). Recoveries:
+    # IW3 1 fast retransmit of 4, IW10 3 of 4 (+50 points, §5.3). Small responses: 1.0 s → 0.9 s.
+    rows = []
+    for seed in (1, 2):
+        rows += [(seed, "iw3", 2, 2000, 1.0, 2, 3, 1), (seed, "iw3", 3, 50_000, 3.0, 0, 0, 0),
+                 (seed, "iw10", 2, 2000, 0.9, 6, 1, 3), (seed, "iw10", 3, 50_000, 2.0, 1, 0, 0)]
+    ev = st.evidence({"AvgDC": _flows(rows)})
+    assert ev["retx rise from baseline retx AvgDC"].value == pytest.approx(80.0)
+    assert ev["fast recovery share IW10-IW3 AvgDC"].value == pytest.approx(50.0)
+    assert ev["small responses improvement AvgDC"].value == pytest.approx(10.0)
+    # Responses above 3 segments are not "small": the 50 kB ones do not enter.
+    assert st.SMALL_RESPONSE == 3 * 1448
+
+
+def test_the_three_claims_judged_from_the_runs_are_in_the_ledger_not_pending():
+    from iwlab.studies.inventory import load
+
+    ids = {c.id for c in st.ledger()}
+    assert {"5.3-fast-recovery", "10-small-responses", "10-retx-baseline"} <= ids
+    listed = {e.detail for e in load() if e.source == "RFC 6928" and e.status == "ledger"}
+    assert {"5.3-fast-recovery", "10-small-responses", "10-retx-baseline"} <= listed

@@ -200,10 +200,11 @@ fn half_and_half_populations_are_two_entries_with_their_own_policy_instances() {
 fn congested_links_preset_is_spec_s1_2() {
     let mut b = built("congested-links");
     let fwd = &b.topology.forward;
-    assert_eq!((fwd.rate_bps, fwd.delay), (2_000_000, ms(98)));
-    // RTT = 2 × (1 + 98 + 1) ms = 200 ms.
+    assert_eq!((fwd.rate_bps, fwd.delay), (2_000_000, ms(48)));
+    // RTT = 2 × (1 + 48 + 1) ms = 100 ms: the paper's trace (§3, Table 1) sends its second flight
+    // about 100 ms after the first.
     let rtt = 2 * (b.groups[0].access[0].up_delay + fwd.delay + b.groups[2].access[0].down_delay).as_nanos();
-    assert_eq!(rtt, ms(200).as_nanos());
+    assert_eq!(rtt, ms(100).as_nanos());
     let tcp = b.apps[0].tcp.clone();
     assert_eq!((tcp.mss, tcp.timestamps), (1448, true));
     // The short flows' receiver ACKs every segment of these responses: Linux's quick-ACK mode

@@ -78,9 +78,11 @@ def _ci(ours: Cell) -> tuple[float, float]:
 
 def has_interval(ours: Cell) -> bool:
     """Whether the cell's interval may be printed and judged: deterministic (no spread), seeds
-    unknown (0), or at least MIN_SEEDS seeds."""
+    unknown (0), or at least MIN_SEEDS seeds. One seed shows no spread without being
+    deterministic: a condition only one seed had flows for is judged like any other below
+    MIN_SEEDS."""
     lo, hi = _ci(ours)
-    deterministic = lo == hi and math.isfinite(ours.lo)  # a stored row without its interval is not
+    deterministic = lo == hi and math.isfinite(ours.lo) and ours.n != 1  # a stored row without its interval is not
     return deterministic or ours.n == 0 or ours.n >= MIN_SEEDS
 
 
@@ -460,11 +462,15 @@ def judge(ledger: Sequence[Claim], ev: Evidence) -> list[Judged]:
 def rejudge(ledger: Sequence[Claim], frame: pd.DataFrame) -> list[Judged]:
     """Judges a stored `claims.csv` (one study's rows) again with today's rules: each condition's
     cell is the row's `ours` [`ci_lo`, `ci_hi`] at its `seeds`, each claim's rule comes from
-    `ledger`. Claims of the ledger that the file lacks are left out."""
+    `ledger`. Claims of the ledger that the file lacks are left out, and so are rows whose condition
+    the claim no longer checks (a claim restated on other evidence is judged by a new run only)."""
     out = []
     for c in ledger:
         rows = []
+        conditions = {k.condition for k in c.checks}
         for r in frame[frame["claim_id"] == c.id].itertuples(index=False):
+            if conditions and str(r.condition) not in conditions:
+                continue
             pub = None if pd.isna(r.published) else float(r.published)
             ours = None
             if not pd.isna(r.ours):

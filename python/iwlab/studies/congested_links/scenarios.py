@@ -23,9 +23,20 @@ NAME = "congested-links"
 TITLE = "Impact of a high initial window in congested links (Nathan & Rai) — IW3 vs IW10"
 
 SIZES = (9, 10, 21, 22)
-LEVELS = (60, 70, 80, 90, 95)
+#: The paper's congestion levels: "about 60% to 90%" (§4.1).
+LEVELS = (60, 70, 80, 90)
 PATTERNS = ("constant", "varying", "mixed")
 IWS = ("iw3", "iw10")
+#: Two readings of the TCP background, both run and both judged (the paper fixes neither): `iperf`,
+#: §3's long-lived iperf flow, which takes whatever the UDP leaves (so the level sets only the UDP
+#: share, and varying congestion has no level: Fig. 3's text reports it as "approximately 60% on
+#: average"); `load`, Poisson arrivals of bulk transfers whose offered load is the level.
+READINGS = {"iperf": "long-lived", "load": "poisson"}
+#: The study's rows: a pattern, with its reading of the TCP background where it has one.
+ROW_PATTERNS = ("constant", "varying/iperf", "mixed/iperf", "varying/load", "mixed/load")
+#: The level the iperf reading's varying row is labelled with (the paper's reported average): its
+#: background is one long-lived flow, which no level sets, so it runs once.
+VARYING_IPERF_LEVEL = 60
 #: Short flows started in the last TAIL seconds are not counted (they may not finish).
 TAIL = 20.0
 #: TCP background transfers: lognormal sizes (bytes), "long-lived" next to the short flows.
@@ -48,13 +59,30 @@ class Plan:
     patterns: tuple[str, ...]
     mode: str
 
+    def rows(self) -> list[tuple[str, int]]:
+        """(row pattern, level) of every row the plan runs."""
+        return [(pt, lv) for pt in self.patterns for lv in levels_of(pt, self.levels)]
+
+
+def levels_of(row_pattern: str, levels: tuple[int, ...] = LEVELS) -> tuple[int, ...]:
+    """The levels a row pattern runs at: all of them, but one for the iperf reading's varying row."""
+    return (VARYING_IPERF_LEVEL,) if row_pattern == "varying/iperf" else tuple(levels)
+
+
+def split(row_pattern: str) -> tuple[str, str]:
+    """"mixed/iperf" → ("mixed", "long-lived"): the pattern and `scenario`'s TCP background."""
+    pattern, _, reading = row_pattern.partition("/")
+    if pattern not in PATTERNS or (reading and reading not in READINGS) or (pattern == "constant") != (not reading):
+        raise ValueError(f"row pattern = {row_pattern!r} is not allowed; expected one of {ROW_PATTERNS}")
+    return pattern, READINGS.get(reading, "poisson")
+
 
 def plan(opts: Options) -> Plan:
     if tiny():
-        return Plan(opts.seeds or 2, 40.0, 5.0, (10, 22), (60, 95), PATTERNS, "tiny")
+        return Plan(opts.seeds or 2, 40.0, 5.0, (10, 22), (60, 90), ROW_PATTERNS, "tiny")
     if opts.quick:
-        return Plan(opts.n_seeds(), 120.0, 5.0, SIZES, LEVELS, PATTERNS, "quick")
-    return Plan(opts.n_seeds(), 300.0, 5.0, SIZES, LEVELS, PATTERNS, "full")
+        return Plan(opts.n_seeds(), 120.0, 5.0, SIZES, LEVELS, ROW_PATTERNS, "quick")
+    return Plan(opts.n_seeds(), 300.0, 5.0, SIZES, LEVELS, ROW_PATTERNS, "full")
 
 
 # ---------------------------------------------------------------------------------------------
