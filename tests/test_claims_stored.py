@@ -19,9 +19,18 @@ def test_two_studies_are_stored_in_both_modes():
     assert len(BOTH) >= 2, BOTH
 
 
+#: How far a verdict supports its claim; quick may sit lower than full, never higher.
+SUPPORT = {"reproduced": 2, "partly": 1, "not reproduced": 0}
+
+
 def not_wider(quick: dict[str, str], full: dict[str, str]) -> dict[str, tuple[str, str]]:
-    """Claims whose quick verdict is neither the full one nor inconclusive: (quick, full)."""
-    return {c: (quick[c], full[c]) for c in quick if quick[c] not in (full[c], "inconclusive")}
+    """Claims whose quick verdict is neither the full one, nor inconclusive, nor less supportive
+    of the claim (a condition left undecided by fewer seeds: *partly* where full is *reproduced*):
+    (quick, full)."""
+    def allowed(q: str, f: str) -> bool:
+        return q in (f, "inconclusive") or (q in SUPPORT and f in SUPPORT and SUPPORT[q] < SUPPORT[f])
+
+    return {c: (quick[c], full[c]) for c in quick if not allowed(quick[c], full[c])}
 
 
 def test_a_quick_verdict_other_than_full_or_inconclusive_is_caught():
@@ -29,11 +38,13 @@ def test_a_quick_verdict_other_than_full_or_inconclusive_is_caught():
     assert not_wider({"a": "partly", "b": "inconclusive", "c": "inconclusive"}, full) == {}
     assert not_wider({"a": "reproduced", "b": "partly", "c": "reproduced"}, full) == {
         "a": ("reproduced", "partly"), "b": ("partly", "not reproduced")}
+    assert not_wider({"a": "not reproduced", "b": "not reproduced", "c": "partly"}, full) == {}
 
 
 @pytest.mark.parametrize("study", BOTH)
 def test_quick_mode_is_never_more_favourable_than_full(study):
-    """A quick verdict equals the full one, or is inconclusive (fewer seeds, wider intervals)."""
+    """A quick verdict equals the full one, is inconclusive, or supports the claim less (fewer
+    seeds, wider intervals, more conditions undecided)."""
     full = {j.claim.id: j.verdict for j in stored.judged("full", study)}
     quick = {j.claim.id: j.verdict for j in stored.judged("quick", study)}
     assert set(quick) == set(full)

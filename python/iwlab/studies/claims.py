@@ -62,7 +62,7 @@ def _fmt(x: float | None, digits: int = 3) -> str:
 # * Direction: *reproduced* when our CI excludes the reference on the claimed side, *not
 #   reproduced* when it lies on the other side, *inconclusive* when it contains the reference.
 # * Exact: equal, or not.
-# * A claim over several conditions: *reproduced* when every decided condition is; *partly* when a
+# * A claim over several conditions: *reproduced* when every tested condition is; *partly* when a
 #   stated subset is (listed) and no condition has the wrong sign; *inconclusive* when more than
 #   half of its conditions are; else *not reproduced*.
 
@@ -391,7 +391,8 @@ class Judged:
 def _aggregate(rows: Sequence[Row]) -> tuple[str, str, float | None]:
     """A claim's verdict from its conditions (the last rule of the block above `MIN_SEEDS`).
     Not-testable conditions are left out; when more than half of the rest are inconclusive the
-    claim is *inconclusive*; *reproduced* when every decided condition is; *partly* when some are
+    claim is *inconclusive*; *reproduced* when every tested condition is (an undecided one leaves
+    it *partly* at most, so fewer seeds never make a verdict more favourable); *partly* when some are
     (they are listed: the stated subset) and no condition has the wrong sign; otherwise *not
     reproduced*. The share printed is that of the decided conditions that are reproduced."""
     tested = [r for r in rows if r.verdict != "not testable"]
@@ -412,7 +413,7 @@ def _aggregate(rows: Sequence[Row]) -> tuple[str, str, float | None]:
         return "inconclusive", f"{tally} (e.g. {why}){skipped}", None
     share = n["reproduced"] / decided
     head = f"{100 * share:.0f} % hold: {tally}"
-    if n["reproduced"] == decided:
+    if n["reproduced"] == len(tested):
         return "reproduced", head + skipped, share
     holds = [r.check.condition for r in tested if r.verdict == "reproduced"]
     shown = "; ".join(holds[:6]) + (" …" if len(holds) > 6 else "")
