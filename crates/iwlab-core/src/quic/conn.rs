@@ -316,9 +316,7 @@ impl QuicConn {
                     Event::ConnectionLost { reason } => {
                         let ev = match reason {
                             _ if !p.established => AppEvent::Failed,
-                            ConnectionError::ApplicationClosed(_) | ConnectionError::LocallyClosed => {
-                                AppEvent::Closed
-                            }
+                            ConnectionError::ApplicationClosed(_) | ConnectionError::LocallyClosed => AppEvent::Closed,
                             _ => AppEvent::Closed,
                         };
                         out.events.push(ev);
