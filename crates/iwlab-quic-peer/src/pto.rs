@@ -15,7 +15,7 @@ use tracing::span::{Attributes, Id};
 use tracing::subscriber::Interest;
 use tracing::{Event, Level, Metadata, Span, Subscriber};
 use tracing_subscriber::layer::{Context, Layer, SubscriberExt};
-use tracing_subscriber::registry::{LookupSpan, Registry};
+use tracing_subscriber::registry::{LookupSpan, Registry, SpanRef};
 
 /// The name of a connection's span.
 const SCOPE: &str = "quic_connection";
@@ -102,10 +102,12 @@ impl<S: Subscriber + for<'a> LookupSpan<'a>> Layer<S> for CountPtos {
         if m.0 != "PTO fired" {
             return;
         }
-        if let Some(c) = ctx
-            .event_scope(e)
-            .and_then(|mut s| s.find_map(|span| span.extensions().get::<Counter>().map(|c| c.0.clone())))
-        {
+        // The innermost span with a counter: the connection's, which quinn's driver runs in.
+        let counter = |span: SpanRef<'_, S>| {
+            let c = span.extensions().get::<Counter>().map(|c| c.0.clone());
+            c
+        };
+        if let Some(c) = ctx.event_scope(e).and_then(|mut scope| scope.find_map(counter)) {
             c.fetch_add(1, Ordering::Relaxed);
         }
     }

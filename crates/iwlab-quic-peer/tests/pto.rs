@@ -131,7 +131,7 @@ fn spawn(args: &[&str]) -> (Peer, BufReader<std::process::ChildStdout>) {
 fn exchange(log: &Path, drop: fn(&Seen, Dir) -> bool) -> (Value, Value) {
     let port = UdpSocket::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
     let listen = format!("127.0.0.1:{port}");
-    let (_server, _) = spawn(&["server", "--listen", &listen, "--chain", "1000", "--log", log.to_str().unwrap()]);
+    let (_server, _server_out) = spawn(&["server", "--listen", &listen, "--chain", "1000", "--log", log.to_str().unwrap()]);
     let relay = Relay::new(listen.parse().unwrap(), drop);
     let (mut client, mut out) = spawn(&["client"]);
     let job = serde_json::json!({"uid": "f1", "flow": 1, "bind": "127.0.0.1", "dst": "127.0.0.1",
