@@ -1,7 +1,8 @@
 """`iwlab trace --keylog`: the engine's QUIC runs as pcaps Wireshark decrypts. The key log has
 each connection's TLS 1.3 secrets (SSLKEYLOGFILE format), the pcap the datagrams as sent; tshark
 (when installed: `make deps-tools`) decrypts every connection's 1-RTT STREAM frames with them.
-Without `--keylog` nothing changes: the pcap's QUIC payloads are zeros and runs are bit-identical.
+Without `--keylog` nothing changes: the pcap's QUIC payloads are zeros and runs are bit-identical;
+with it, one seed gives byte-identical pcaps and key logs (the key shares come from the seed too).
 """
 
 from __future__ import annotations
@@ -84,6 +85,22 @@ def test_without_a_key_log_the_pcap_and_the_records_are_as_before(tmp_path):
     assert (tmp_path / "a.pcap").read_bytes() == (tmp_path / "b.pcap").read_bytes()
     assert all(not any(p) for _, _, p in udp_payloads(tmp_path / "a.pcap")), "zeros: nothing random in it"
     assert a.flows.equals(b.flows) and a.flows.equals(k.flows)
+
+
+def test_one_seed_gives_byte_identical_pcaps_and_key_logs_in_this_process_and_another(tmp_path):
+    for name in ("a", "b"):
+        iwlab.run(scenario(), pcap=tmp_path / f"{name}.pcap", keylog=tmp_path / f"{name}.log")
+    p = cli("trace", _write(tmp_path), "--pcap", tmp_path / "c.pcap", "--keylog", tmp_path / "c.log")
+    assert p.returncode == 0, p.stderr
+    for ext in ("pcap", "log"):
+        a = (tmp_path / f"a.{ext}").read_bytes()
+        assert a == (tmp_path / f"b.{ext}").read_bytes() == (tmp_path / f"c.{ext}").read_bytes(), ext
+    assert any(any(p) for _, _, p in udp_payloads(tmp_path / "a.pcap")), "the datagrams' own bytes"
+    # The bytes follow the seed: another seed, other key shares, randoms and secrets.
+    iwlab.run(scenario(), seed=2, pcap=tmp_path / "d.pcap", keylog=tmp_path / "d.log")
+    a, d = udp_payloads(tmp_path / "a.pcap"), udp_payloads(tmp_path / "d.pcap")
+    assert a[0][2] != d[0][2] and len(a[0][2]) == len(d[0][2]) == 1200, "the first Initials differ"
+    assert set((tmp_path / "a.log").read_text().split()).isdisjoint(set((tmp_path / "d.log").read_text().split()) - set(LABELS))
 
 
 def test_the_cli_writes_both_and_refuses_a_missing_folder(tmp_path):

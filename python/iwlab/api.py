@@ -360,8 +360,8 @@ def run(scenario: Scenario | str | Path, seed: int | None = None, pcap: str | Pa
     the scenario's). With `pcap`, the packets of the bottleneck (both directions) of the
     flows `flows` (ids of the `flow` column; all if None) are written to that file; with
     `keylog` as well, the TLS secrets of the QUIC connections go to that file (SSLKEYLOGFILE
-    format) and the pcap carries the QUIC datagrams as sent, which Wireshark decrypts (their
-    bytes differ between runs: the X25519 key shares are not seeded). With
+    format) and the pcap carries the QUIC datagrams as sent, which Wireshark decrypts (both
+    byte-identical for the same seed). With
     `iw_events`, every IW decision and event of the IW policies is recorded (`Result.iw_events`).
     With `out`, the record tables are written to `out/NAME.parquet` as the engine hands them
     over (the rest of the folder comes with `Result.save(out)`); without, they stay in memory

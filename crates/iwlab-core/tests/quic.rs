@@ -124,7 +124,18 @@ fn stack(f: impl FnOnce(&mut QuicConfig)) -> Arc<QuicStack> {
 }
 
 fn fetch(stack: Arc<QuicStack>, request: u64, response: u64, seed: u64, drops: &[(bool, u32, u32)]) -> Run {
-    let mut p = pair(path(), seed);
+    fetch_on(path(), stack, request, response, seed, drops)
+}
+
+fn fetch_on(
+    path: LinkSpec,
+    stack: Arc<QuicStack>,
+    request: u64,
+    response: u64,
+    seed: u64,
+    drops: &[(bool, u32, u32)],
+) -> Run {
+    let mut p = pair(path, seed);
     let wire = Arc::new(Mutex::new(Wire::default()));
     p.sim.core.add_observer(Box::new(Tap(wire.clone(), [p.up, p.down])));
     for &(to_server, first, count) in drops {
@@ -182,10 +193,16 @@ fn the_first_flight_is_the_initial_window_less_one_datagram() {
     assert!(r.log.lock().unwrap().response_done.is_some());
 
     // A larger IW sends more in the same round trip (paced, still before the first ACK).
-    let r = fetch(stack(|c| {
-        c.certificate_chain = SMALL_CHAIN;
-        c.initial_window = 24_000;
-    }), 100, 100_000, 1, &[]);
+    let r = fetch(
+        stack(|c| {
+            c.certificate_chain = SMALL_CHAIN;
+            c.initial_window = 24_000;
+        }),
+        100,
+        100_000,
+        1,
+        &[],
+    );
     let q = record(&r);
     assert_eq!((q.first_flight_packets, q.first_flight_bytes), (19, 22_800));
 }
@@ -193,7 +210,11 @@ fn the_first_flight_is_the_initial_window_less_one_datagram() {
 #[test]
 fn an_iw_in_datagrams_is_the_same_as_its_bytes() {
     use iwlab_core::scenario::quic::{quic_config_for_tests as cfg, QuicSpec, QuicWindow};
-    let top = QuicSpec { max_datagram_size: Some(1400), certificate_chain: Some(iwlab_core::scenario::units::Size::Bytes(1000)), ..Default::default() };
+    let top = QuicSpec {
+        max_datagram_size: Some(1400),
+        certificate_chain: Some(iwlab_core::scenario::units::Size::Bytes(1000)),
+        ..Default::default()
+    };
     let pkts = cfg(&top, &QuicSpec { initial_window: Some(QuicWindow::Datagrams(10)), ..Default::default() }).unwrap();
     let bytes = cfg(&top, &QuicSpec { initial_window: Some(QuicWindow::Bytes(14_000)), ..Default::default() }).unwrap();
     assert_eq!(pkts, bytes);
@@ -256,6 +277,42 @@ fn a_16kb_chain_costs_the_3x_round_trip_whatever_the_iw_and_one_more_with_iw10()
     ));
     assert!((0.199..0.203).contains(&(iw10 - small)), "two more RTTs with IW 12 000: {iw10} vs {small}");
     assert!((0.099..0.103).contains(&(iw20 - small)), "one more RTT with IW 24 000: {iw20} vs {small}");
+}
+
+#[test]
+fn at_300ms_a_16kb_chain_costs_one_round_trip_of_the_3x_limit_and_no_pto() {
+    // The quic-iw study's cell "300 ms, 10 Mb/s · chain 16 kB" with IW 32 x 1 460 B (docs/quic.md,
+    // "The 300 ms row"). quinn pads the client's Initial to the datagram size, 1 460 B, so the
+    // server may send 3 x 1 460 = 4 380 B (three datagrams) before the client's Handshake packet
+    // validates its address one RTT later (RFC 9000 §8.1); the rest of the flight fits the IW.
+    // The RTT (300 ms) is under the initial RTT (333 ms): every ACK comes before its PTO
+    // (999 ms for the Initial, RFC 9002 §6.2.2), so none fires.
+    let slow =
+        LinkSpec { rate_bps: 10_000_000, delay: ms(150), queue: QueueConfig::DropTail { limit: Limit::Packets(1000) } };
+    let run = |chain: u32| {
+        fetch_on(
+            slow.clone(),
+            stack(|c| {
+                c.certificate_chain = chain;
+                c.max_datagram_size = 1460;
+                c.initial_window = 32 * 1460;
+            }),
+            100,
+            10_000,
+            1,
+            &[],
+        )
+    };
+    let (small, big) = (run(1_500), run(16_000));
+    let b = big.p.sim.core.quic_stats(0).unwrap().clone();
+    assert_eq!((b.client_first_dgram, b.server_bytes_before_2nd), (1460, 4380), "{b:?}");
+    assert_eq!((b.pto, record(&big).pto_count, record(&small).pto_count), ([0, 0], 0, 0));
+    // One more round trip, and the 10 Mb/s serialisation of the chain's 14.5 kB more (~12 ms).
+    let extra = handshake(&big) - handshake(&small);
+    assert!((0.300..0.315).contains(&extra), "{extra}");
+    // 2 RTT to the handshake, 3 to the first response byte: what TCP + TLS 1.3 takes.
+    let (h, t) = (handshake(&big), record(&big).ttfb.unwrap());
+    assert!((0.600..0.620).contains(&h) && (0.900..0.920).contains(&t), "{h} {t}");
 }
 
 #[test]
@@ -401,7 +458,11 @@ fn bad_quic_settings_name_the_field_and_what_is_allowed() {
     let err = |from: &str, to: &str| {
         let text = SCENARIO.replace(from, to);
         assert_ne!(text, SCENARIO, "{from}");
-        iwlab_core::scenario::Scenario::from_toml_str(&text).and_then(|s| s.build(None).map(|_| ())).unwrap_err().message().to_string()
+        iwlab_core::scenario::Scenario::from_toml_str(&text)
+            .and_then(|s| s.build(None).map(|_| ()))
+            .unwrap_err()
+            .message()
+            .to_string()
     };
     let m = err("certificate_chain = \"1kB\"", "pacing = false");
     assert!(m.starts_with("quic.pacing = false is not allowed; expected true: quinn-proto always paces"), "{m}");
@@ -490,4 +551,18 @@ fn a_key_log_has_each_connections_secrets_and_the_pcap_its_datagrams() {
     // And a run that did not ask logs nothing.
     let (_, again) = iwlab_core::quic::with_key_log(|| ());
     assert!(again.is_empty());
+}
+
+#[test]
+fn a_keyed_pcap_and_its_key_log_are_byte_identical_for_one_seed() {
+    // The key shares come from the connections' seeded streams (src/quic/kx.rs), like the
+    // TLS randoms and connection IDs: nothing in the datagrams is the system's randomness.
+    let (t1, pcap1, log1) = traced_with_keys(SCENARIO);
+    let (t2, pcap2, log2) = traced_with_keys(SCENARIO);
+    assert_eq!(format!("{t1:?}"), format!("{t2:?}"));
+    assert_eq!(log1, log2);
+    let first_diff = pcap1.iter().zip(&pcap2).position(|(a, b)| a != b);
+    assert!(pcap1 == pcap2, "the pcaps differ from byte {first_diff:?} of {}", pcap1.len());
+    let (_, pcap3, log3) = traced_with_keys(&SCENARIO.replacen("name = ", "seed = 99\nname = ", 1));
+    assert!(pcap3 != pcap1 && log3 != log1, "another seed, other bytes");
 }

@@ -245,8 +245,8 @@ fn table_types<'py>(py: Python<'py>, t: &Table) -> PyResult<Bound<'py, PyDict>> 
 /// type of each column, so that empty tables keep their schema) and "summary".
 /// With `pcap`, packets on the bottleneck (both directions) of the chosen `flows` (all if
 /// None) are written to that file; with `keylog` as well, the TLS secrets of the QUIC connections
-/// go to that file (SSLKEYLOGFILE format) and the pcap carries the QUIC datagrams' bytes (not
-/// deterministic: the key shares), so Wireshark decrypts them. With `iw_events`, every IW decision and policy event is
+/// go to that file (SSLKEYLOGFILE format) and the pcap carries the QUIC datagrams' bytes (the
+/// same for the same seed), so Wireshark decrypts them. With `iw_events`, every IW decision and policy event is
 /// recorded and returned as the "iw_events" table (metrics/iw_events.rs).
 /// With `sink`, the tables are not returned: each goes to `sink(name, columns)` as it is read
 /// off the engine, in chunks of at most 4 096 rows (at least one chunk per table), every

@@ -15,6 +15,7 @@
 //! to `--log`. Times are `CLOCK_MONOTONIC` seconds, the clock the emulator's agents share.
 
 mod counting;
+mod pto;
 
 use std::io::Write;
 use std::net::{SocketAddr, UdpSocket};
@@ -23,10 +24,12 @@ use std::sync::Arc;
 use clap::{Parser, ValueEnum};
 use counting::{Counting, Flights};
 use iwlab_core::quic::{QuicCc, QuicConfig, QuicProfile, QuicStack};
+use pto::Ptos;
 use quinn::{Endpoint, Runtime, TokioRuntime};
 use serde::Deserialize;
 use serde_json::{json, Value};
 use tokio::io::{AsyncBufReadExt, BufReader};
+use tracing::Instrument;
 
 /// The request's header: response bytes, flow number.
 const HEADER: usize = 16;
@@ -117,7 +120,9 @@ async fn serve(a: Args) -> Result<(), String> {
     while let Some(incoming) = ep.accept().await {
         let (flights, log) = (flights.clone(), log.clone());
         tokio::spawn(async move {
-            let rec = serve_one(incoming, flights).await;
+            let ptos = Ptos::new();
+            let mut rec = serve_one(incoming, flights).instrument(ptos.span()).await;
+            rec["pto"] = json!(ptos.count());
             emit(&mut *log.lock().unwrap(), &rec);
         });
     }
@@ -174,7 +179,6 @@ async fn serve_one(incoming: quinn::Incoming, flights: Flights) -> Value {
     rec["datagrams"] = json!(s.udp_tx.datagrams);
     rec["bytes"] = json!(s.udp_tx.bytes);
     rec["lost"] = json!(s.path.lost_packets);
-    rec["pto"] = Value::Null; // quinn-proto reports PTOs only as trace events, not per connection
     rec
 }
 
@@ -228,7 +232,6 @@ async fn exchange(st: &QuicStack, job: &Job, rec: &mut Value) -> Result<(), Stri
     rec["datagrams"] = json!(s.udp_tx.datagrams);
     rec["bytes"] = json!(s.udp_tx.bytes);
     rec["lost"] = json!(s.path.lost_packets);
-    rec["pto"] = Value::Null;
     ep.wait_idle().await; // the close reaches the server before the socket goes
     result
 }
@@ -243,9 +246,11 @@ async fn client(a: Args) -> Result<(), String> {
         let st = st.clone();
         tasks.spawn_local(async move {
             let mut rec = json!({"uid": job.uid, "delivered": 0, "completed": false});
-            if let Err(e) = exchange(&st, &job, &mut rec).await {
+            let ptos = Ptos::new();
+            if let Err(e) = exchange(&st, &job, &mut rec).instrument(ptos.span()).await {
                 rec["error"] = json!(e);
             }
+            rec["pto"] = json!(ptos.count());
             emit(&mut std::io::stdout().lock(), &rec);
         });
     }
@@ -255,6 +260,7 @@ async fn client(a: Args) -> Result<(), String> {
 
 fn main() {
     let a = Args::parse();
+    pto::install();
     let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().expect("tokio runtime");
     let local = tokio::task::LocalSet::new();
     let r = local.block_on(&rt, async move {

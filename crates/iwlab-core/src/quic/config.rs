@@ -149,6 +149,7 @@ impl QuicStack {
             QuicClientConfig::try_from(crypto::client_tls()).map_err(|e| format!("quic client TLS: {e}"))?;
         let mut client = ClientConfig::new(Arc::new(client_crypto));
         client.transport_config(transport);
+        client.initial_dst_cid_provider(Arc::new(crypto::initial_dst_cid));
         let mut endpoint = EndpointConfig::new(crypto::reset_key());
         endpoint.max_udp_payload_size(config.max_datagram_size.max(MIN_DATAGRAM)).map_err(|e| format!("{e}"))?;
         Ok(QuicStack { config, client, server: Arc::new(server), endpoint, chain_bytes })

@@ -201,13 +201,13 @@ impl QuicConn {
         match ev {
             Some(DatagramEvent::NewConnection(incoming)) => {
                 buf.clear();
-                match with_rng(rng, || p.ep.accept(incoming, at, buf, None)) {
+                // A refusal's answer (its size in `buf`), if any.
+                let accepted =
+                    with_rng(rng, || p.ep.accept(incoming, at, buf, None).map_err(|e| e.response.map(|t| t.size)));
+                match accepted {
                     Ok(c) => p.conn = Some(c),
-                    Err(e) => {
-                        if let Some(t) = e.response {
-                            out.dgrams.push((buf[..t.size].to_vec(), Ecn::NotEct));
-                        }
-                    }
+                    Err(Some(size)) => out.dgrams.push((buf[..size].to_vec(), Ecn::NotEct)),
+                    Err(None) => {}
                 }
             }
             Some(DatagramEvent::ConnectionEvent(ch, ev)) => {
@@ -307,18 +307,14 @@ impl QuicConn {
                         self.stats.handshake_done[i] = Some(now);
                         out.events.push(AppEvent::Established);
                     }
-                    Event::Stream(StreamEvent::Opened { dir: Dir::Bi }) => {
-                        if p.stream.is_none() {
-                            p.stream = conn.streams().accept(Dir::Bi);
-                        }
+                    Event::Stream(StreamEvent::Opened { dir: Dir::Bi }) if p.stream.is_none() => {
+                        p.stream = conn.streams().accept(Dir::Bi);
                     }
                     Event::Stream(StreamEvent::Finished { .. }) => out.events.push(AppEvent::AllAcked),
                     Event::ConnectionLost { reason } => {
                         let ev = match reason {
                             _ if !p.established => AppEvent::Failed,
-                            ConnectionError::ApplicationClosed(_) | ConnectionError::LocallyClosed => {
-                                AppEvent::Closed
-                            }
+                            ConnectionError::ApplicationClosed(_) | ConnectionError::LocallyClosed => AppEvent::Closed,
                             _ => AppEvent::Closed,
                         };
                         out.events.push(ev);

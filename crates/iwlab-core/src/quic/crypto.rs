@@ -1,7 +1,8 @@
 //! Deterministic key material and TLS 1.3 settings for simulated QUIC connections: a fixed
 //! Ed25519 certificate padded to the configured chain size (Ed25519 signatures have one
-//! length, so handshake sizes never vary), fixed reset/token keys, TLS randoms drawn from the
-//! engine's seeded stream, no session tickets or resumption (repeated connections stay alike).
+//! length, so handshake sizes never vary), fixed reset/token keys, TLS randoms and X25519 key
+//! shares drawn from the engine's seeded stream, no session tickets or resumption (repeated
+//! connections stay alike).
 
 use crate::engine::SimRng;
 use rand::{RngCore, SeedableRng};
@@ -93,7 +94,7 @@ pub fn certificate_chain(bytes: usize) -> Result<Chain, String> {
 }
 
 thread_local! {
-    /// The stream TLS randoms are drawn from while a connection is being driven.
+    /// The stream TLS randoms and key shares are drawn from while a connection is being driven.
     static TLS_RNG: RefCell<Option<SimRng>> = const { RefCell::new(None) };
 }
 
@@ -105,10 +106,11 @@ pub fn with_rng<R>(rng: &mut Option<SimRng>, f: impl FnOnce() -> R) -> R {
     r
 }
 
-/// rustls' `secure_random` (client/server randoms) drawn from the connection's seeded
-/// stream. Outside a connection (building configurations) a fixed stream is used.
+/// rustls' `secure_random` (client/server randoms) and the X25519 private keys (kx.rs) drawn
+/// from the connection's seeded stream. Outside a connection (building configurations) a fixed
+/// stream is used.
 #[derive(Debug)]
-struct SeededRandom;
+pub(super) struct SeededRandom;
 
 impl SecureRandom for SeededRandom {
     fn fill(&self, buf: &mut [u8]) -> Result<(), GetRandomFailed> {
@@ -120,12 +122,16 @@ impl SecureRandom for SeededRandom {
     }
 }
 
-static SEEDED_RANDOM: SeededRandom = SeededRandom;
+pub(super) static SEEDED_RANDOM: SeededRandom = SeededRandom;
 
-/// ring's TLS 1.3 primitives with the seeded random source. The X25519 key shares still come
-/// from ring's own system random (their bytes vary between runs, their sizes never do).
+/// ring's TLS 1.3 primitives with the seeded random source and the seeded X25519 key exchange,
+/// the one group offered (an X25519 key share has one size, 32 bytes).
 fn provider() -> Arc<CryptoProvider> {
-    Arc::new(CryptoProvider { secure_random: &SEEDED_RANDOM, ..rustls::crypto::ring::default_provider() })
+    Arc::new(CryptoProvider {
+        secure_random: &SEEDED_RANDOM,
+        kx_groups: vec![&super::kx::SeededX25519],
+        ..rustls::crypto::ring::default_provider()
+    })
 }
 
 const ALPN: &[u8] = b"h3";
@@ -174,11 +180,12 @@ impl ServerCertVerifier for AcceptAnyServer {
     }
     fn verify_tls12_signature(
         &self,
-        _message: &[u8],
-        _cert: &CertificateDer<'_>,
-        _dss: &DigitallySignedStruct,
+        message: &[u8],
+        cert: &CertificateDer<'_>,
+        dss: &DigitallySignedStruct,
     ) -> Result<HandshakeSignatureValid, rustls::Error> {
-        Ok(HandshakeSignatureValid::assertion())
+        // Never called (TLS 1.3 only); the same answer as 1.3's.
+        self.verify_tls13_signature(message, cert, dss)
     }
     fn verify_tls13_signature(
         &self,
@@ -210,6 +217,15 @@ impl quinn_proto::TimeSource for FixedClock {
     fn now(&self) -> std::time::SystemTime {
         std::time::UNIX_EPOCH + std::time::Duration::from_secs(1_750_000_000)
     }
+}
+
+/// The client's first Destination Connection ID (RFC 9000 §7.2: unpredictable, at least 8
+/// bytes) from the connection's seeded stream, 20 bytes as quinn's default, which draws them
+/// from the system's randomness. They key the Initial packets (RFC 9001 §5.2).
+pub fn initial_dst_cid() -> quinn_proto::ConnectionId {
+    let mut b = [0u8; 20];
+    let _ = SEEDED_RANDOM.fill(&mut b);
+    quinn_proto::ConnectionId::new(&b)
 }
 
 /// Connection IDs from a seeded stream (quinn's default generators use system randomness).

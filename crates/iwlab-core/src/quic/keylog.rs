@@ -23,6 +23,15 @@ pub fn with_key_log<R>(f: impl FnOnce() -> R) -> (R, String) {
     (r, log)
 }
 
+/// Bytes as lower-case hex digits.
+struct Hex<'a>(&'a [u8]);
+
+impl std::fmt::Display for Hex<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        self.0.iter().try_for_each(|b| write!(f, "{b:02x}"))
+    }
+}
+
 /// The simulated client's [`KeyLog`] (crypto.rs `client_tls`).
 #[derive(Debug)]
 pub(crate) struct EngineKeyLog;
@@ -31,15 +40,7 @@ impl KeyLog for EngineKeyLog {
     fn log(&self, label: &str, client_random: &[u8], secret: &[u8]) {
         SINK.with(|s| {
             if let Some(out) = s.borrow_mut().as_mut() {
-                let _ = write!(out, "{label} ");
-                client_random.iter().for_each(|b| {
-                    let _ = write!(out, "{b:02x}");
-                });
-                out.push(' ');
-                secret.iter().for_each(|b| {
-                    let _ = write!(out, "{b:02x}");
-                });
-                out.push('\n');
+                let _ = writeln!(out, "{label} {} {}", Hex(client_random), Hex(secret));
             }
         });
     }

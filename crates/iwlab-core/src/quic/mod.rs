@@ -7,6 +7,7 @@ pub mod config;
 pub mod conn;
 mod crypto;
 mod keylog;
+mod kx;
 
 pub mod engine;
 mod trace_events;

@@ -23,8 +23,8 @@ impl<W: Write + Send> PcapTrace<W> {
         PcapTrace { writer, ports, filter, error: Arc::new(Mutex::new(None)), datagrams: false }
     }
     /// Writes QUIC datagrams with their real bytes (UDP 443), which Wireshark decrypts with
-    /// the run's key log (`crate::quic::with_key_log`). Their contents are not deterministic
-    /// (the X25519 key shares), so this is asked for, never the default.
+    /// the run's key log (`crate::quic::with_key_log`). Asked for with the key log only: without
+    /// one the bytes could not be read, and the datagrams are zeros as in every other pcap.
     pub fn with_datagrams(mut self) -> Self {
         self.datagrams = true;
         self
