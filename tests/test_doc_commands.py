@@ -107,7 +107,7 @@ def in_lab(text: str, name: str = LAB) -> str:
 
 @pytest.fixture(scope="session")
 def doc_lab():
-    """`iwlab lab up --name LAB` for the session's documents, removed at the end (also on failure)."""
+    """`iwlab lab up --name LAB` for the test run's documents, removed at the end (also on failure)."""
     from iwlab import lab
 
     if os.geteuid() != 0:
