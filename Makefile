@@ -49,8 +49,8 @@ endif
 
 ## run: set up, reproduce RFC 2415 in quick mode (5 seeds, short runs): tables + out/rfc2415/report.html
 run: ext
-	@echo "run: iwlab reproduce rfc2415 --quick --out out/rfc2415"
-	@$(VENV)/bin/iwlab reproduce rfc2415 --quick --out out/rfc2415
+	@echo "run: iwlab reproduce rfc2415 --quick --brief --out out/rfc2415 (the ledger and tables: the report)"
+	@$(VENV)/bin/iwlab reproduce rfc2415 --quick --brief --out out/rfc2415
 
 ## install: put `iwlab` on PATH (a link to $(VENV)/bin/iwlab in $(BINDIR); BINDIR=DIR for another)
 install: ext

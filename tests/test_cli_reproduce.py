@@ -50,6 +50,23 @@ def test_reproduce_rfc2415_prints_its_tables_and_writes_csvs_and_the_report(rfc2
     assert header[:3] == ["webs/ftps", "IW=1 (s)", "IW=2 (% decrease)"] and "IW=1 (s)_lo" in header
 
 
+def test_off_a_terminal_each_phase_is_one_plain_line_and_brief_prints_the_counts_and_the_report(rfc2415_in_all):
+    """Progress in a pipe or a log (make run's, CI's) is one labelled line per phase, no bar's
+    carriage returns; `--brief` (make run) prints the verdict counts and the report's path, and a
+    resumed run says per phase that its runs are stored."""
+    first, out = rfc2415_in_all
+    assert "\r" not in first.stderr
+    phases = [line for line in first.stderr.splitlines() if line.startswith("rfc2415 · ")]
+    assert phases and all(line.endswith("run(s)") for line in phases), first.stderr
+    r = _iwlab("reproduce", "rfc2415", "--quick", "--seeds", "1", "--jobs", "2", "--out", str(out), "--brief")
+    assert r.returncode == 0, r.stderr
+    lines = r.stdout.splitlines()
+    assert len(lines) == 3 and lines[0] == cli_reproduce.QUICK_NOTE, r.stdout
+    assert " claims (" in lines[1] and " reproduced, " in lines[1] and lines[-1] == f"report: {out / 'report.html'}"
+    assert [line.split(":")[0] for line in r.stderr.splitlines()] == [line.split(":")[0] for line in phases]
+    assert all(line.endswith("already stored, skipping") for line in r.stderr.splitlines()), r.stderr
+
+
 @pytest.mark.parametrize(("args", "message"), [
     (["reproduce", "rfc2416"], "STUDY = 'rfc2416' is not known; expected one of rfc2415, congested-links, "
                                 "rfc6928, iw-function, quic-iw or 'all'"),

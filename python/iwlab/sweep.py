@@ -185,12 +185,18 @@ def plan(base: Scenario, grid: Mapping[str, Sequence[Any]], seeds: int | Sequenc
 
 def progress_line(total: int, stored: int, label: str, enabled: bool = True) -> tqdm:
     """One labelled progress line (`label` names the study and phase, e.g. "rfc6928 · Low"):
-    a bar counting runs, which starts at the runs already stored; when every run is stored,
-    the line `LABEL: N run(s) already stored, skipping` instead (and a bar that shows nothing)."""
+    on a terminal a bar counting runs, which starts at the runs already stored; elsewhere (a
+    pipe, a log file, CI) the plain line `LABEL: N run(s)` once, since a bar's carriage returns
+    turn into garbage there; when every run is stored, the line `LABEL: N run(s) already stored,
+    skipping` instead (and a bar that shows nothing)."""
     import sys
 
     if enabled and total and stored >= total:
         print(f"{label}: {total} run(s) already stored, skipping", file=sys.stderr, flush=True)
+        return tqdm(total=total, disable=True)
+    if enabled and not sys.stderr.isatty():
+        kept = f", {stored} already stored" if stored else ""
+        print(f"{label}: {total - stored} run(s){kept}", file=sys.stderr, flush=True)
         return tqdm(total=total, disable=True)
     desc = f"{label} ({stored} already stored)" if stored else label
     return tqdm(total=total, initial=stored, desc=desc, unit="run", disable=not enabled, dynamic_ncols=True)

@@ -40,9 +40,14 @@ QUICK_NOTE = ("--quick: few seeds and short runs, so the verdicts below are indi
               "come out inconclusive); run without --quick for the ledgers of record (docs/studies.md).")
 
 
-def _print(result, path: Path) -> None:
-    from iwlab.studies.claims import claims_text, errata_text
+def _print(result, path: Path, brief: bool = False) -> None:
+    from iwlab.studies.claims import claims_text, errata_text, summary_line
 
+    if brief:
+        if result.claims:
+            typer.echo(summary_line(result.claims, result.title))
+        typer.echo(f"report: {path}")
+        return
     if result.claims:
         typer.echo(claims_text(result.claims))
         typer.echo("")
@@ -78,6 +83,9 @@ def reproduce(
                                               "seeds: re-run with up to N seeds while magnitude claims (Near, "
                                               "Between) are left inconclusive that more seeds would decide; 0 = "
                                               "never.")] = DECIDE_UP_TO,
+    brief: Annotated[bool, typer.Option("--brief", help="Print only the claims' verdict counts and the report's "
+                                                        "path (the ledger and tables are in the report and "
+                                                        "claims.csv).")] = False,
 ) -> None:
     """Re-run a founding IW study (or all of them): tables, figures, conclusions, HTML report."""
     from iwlab.studies import STUDIES, Options
@@ -104,9 +112,11 @@ def reproduce(
         try:
             if study == "all":
                 def show(name: str, result, path: Path) -> None:
-                    typer.echo(f"== {name}: {result.title}")
-                    _print(result, path)
-                    typer.echo("")
+                    if not brief:
+                        typer.echo(f"== {name}: {result.title}")
+                    _print(result, path, brief)
+                    if not brief:
+                        typer.echo("")
 
                 import time
 
@@ -124,7 +134,7 @@ def reproduce(
                 typer.echo(f"summary report: {summary}")
             else:
                 result, path = run_study(study, opts)
-                _print(result, path)
+                _print(result, path, brief)
         except OSError as e:  # a Dask scheduler that does not answer (files: handled by user_errors)
             if dask is None or e.filename is not None:
                 raise
