@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""The issue-12 table as a user meets it: `iwlab run FILE` as a whole process (bench/README.md,
+"""The speed table of seven scenarios as a user meets it: `iwlab run FILE` as a whole process (bench/README.md,
 "Per-event cost and window size").
 
     .venv/bin/python bench/cli_table.py [--runs 3] [--dir /tmp/ws]

@@ -4,7 +4,7 @@
 //! Measured (bench/watch_evidence.py, idle machine, 10 000 connections/s): with one JSON line per
 //! connection the watcher spent ~48 µs per connection, almost all of it in the interpreter
 //! (parsing the line, matching the peer, feeding the policy). The sums keep what the watcher
-//! counts per prefix (connections, data segments, retransmissions, RTT) and what the issue's
+//! counts per prefix (connections, data segments, retransmissions, RTT) and what the
 //! fleet view asks for (IW segments sent, their retransmissions, bytes acked).
 //!
 //! Exactness. The watcher gives the table (`--prefix KEY=MODE`, one per policy route, KEY its
