@@ -13,6 +13,7 @@ import os
 import re
 import shlex
 import shutil
+import signal
 import subprocess
 import sys
 import threading
@@ -40,8 +41,10 @@ class Entry:
     parse: bool = True
     before: str = ""  # a command run first (what the snippet reads)
     timeout: int = 300
-    needs: str = ""  # "lab": the namespaces of `iwlab lab up`; "emulation": the emulator's kit
+    needs: str = ""  # "lab": the namespaces of `iwlab lab up`; "bpf": and eBPF; "emulation": the emulator's kit
     background: str = ""  # runs on while the next snippets run, once it printed this (a `--try` …)
+    until: str = ""  # a daemon: stopped (SIGTERM) before the first later snippet matching this
+    inside: str = ""  # run inside this host of the lab (its network namespace): its ports are private
 
     def matches(self, s: Snippet) -> bool:
         return (self.doc is None or self.doc == s.doc) and re.search(self.match, _plain(s.text)) is not None
@@ -51,7 +54,8 @@ def _plain(text: str) -> str:
     return re.sub(r"^(?:sudo\s+)?\.venv/bin/", "", text)
 
 
-NEEDS = {"", "lab", "emulation"}
+NEEDS = {"", "lab", "bpf", "emulation"}
+LAB_HOSTS = {"", "web", "client"}
 
 
 def _entries() -> list[Entry]:
@@ -65,9 +69,15 @@ def _entries() -> list[Entry]:
             if e.get("needs", "") not in NEEDS:
                 raise ValueError(f"{CONFIG.name}: {kind}[{i}] ({e.get('match')}): needs = {e['needs']!r}, "
                                  f"one of {sorted(NEEDS)}")
+            if e.get("inside", "") not in LAB_HOSTS or (e.get("inside") and e.get("needs") not in ("lab", "bpf")):
+                raise ValueError(f"{CONFIG.name}: {kind}[{i}] ({e.get('match')}): inside = {e['inside']!r}, "
+                                 "one of web, client, with needs = \"lab\" or \"bpf\"")
+            if e.get("until") and not e.get("background"):
+                raise ValueError(f"{CONFIG.name}: {kind}[{i}] ({e.get('match')}): until needs background "
+                                 "(the text the daemon prints when it is ready)")
             out.append(Entry(kind, e["match"], e.get("doc"), e.get("reason", ""), tuple(code) if isinstance(code, list) else (code,),
                              e.get("parse", True), e.get("before", ""), e.get("timeout", 300), e.get("needs", ""),
-                             e.get("background", "")))
+                             e.get("background", ""), e.get("until", ""), e.get("inside", "")))
     return out
 
 
@@ -92,7 +102,7 @@ def _shell(cmd: str, cwd: Path, timeout: int) -> subprocess.CompletedProcess:
     return subprocess.run(["bash", "-c", cmd], cwd=cwd, env=_env(cwd), capture_output=True, text=True, timeout=timeout)
 
 
-# The documents' hosts are the namespaces (and the cgroup) `web` and `client` of `iwlab lab up`;
+# The documents' hosts are the namespaces (and the cgroup) `web` and `client` of `iwlab lab up --quic`;
 # the test runs them in a lab of its own, LAB-web and LAB-client, so that two runs never meet.
 LAB = f"hl{os.getpid()}"
 _LAB_NAMES = re.compile(r"""(--(?:probe-)?netns[ =]|--cgroup[ =]|netns=["'])(web|client)\b""")
@@ -105,6 +115,17 @@ def in_lab(text: str, name: str = LAB) -> str:
     return _LAB_COMMAND.sub(rf"\1 --name {name}", _LAB_NAMES.sub(lambda m: f"{m.group(1)}{name}-{m.group(2)}", text))
 
 
+def _lab_down() -> None:
+    """The lab removed with what the documents attached to its cgroup (a document that failed
+    half-way leaves `flow-iw attach`'s programs pinned)."""
+    from iwlab import lab
+    from iwlab.deploy import flow_iw
+
+    if flow_iw.pin_dir(f"{LAB}-web").exists():
+        flow_iw.detach(f"{LAB}-web")
+    lab.down(LAB)
+
+
 @pytest.fixture(scope="session")
 def doc_lab():
     """`iwlab lab up --name LAB` for the test run's documents, removed at the end (also on failure)."""
@@ -115,16 +136,26 @@ def doc_lab():
     if not Path("/run/netns").parent.exists() or shutil.which("ip") is None:
         pytest.skip("no `ip` (iproute2) for network namespaces")
     try:
-        lab.up(LAB)
+        lab.up(LAB, quic=True)
         yield LAB
     finally:
-        lab.down(LAB)
+        _lab_down()
+
+
+@pytest.fixture(scope="session")
+def doc_lab_bpf(doc_lab, bpf_ready):
+    """The lab, with eBPF on its cgroup: `iwlab watch --source bpf`, `iwlab flow-iw`."""
+    from iwlab import lab
+
+    if not lab.load(LAB).cgroup:
+        pytest.skip("the lab's web server has no cgroup here (no cgroup2 hierarchy)")
+    return doc_lab
 
 
 def _ready(request, needs: str) -> str | None:
     """None when what a snippet needs is here, else why not (the fixture's skip reason)."""
     try:
-        request.getfixturevalue({"lab": "doc_lab", "emulation": "emulation_ready"}[needs])
+        request.getfixturevalue({"lab": "doc_lab", "bpf": "doc_lab_bpf", "emulation": "emulation_ready"}[needs])
     except pytest.skip.Exception as why:
         return str(why)
     return None
@@ -136,12 +167,17 @@ def _workdir(tmp_path: Path) -> Path:
     (work / "tests").symlink_to(ROOT / "tests")
     (work / ".venv").symlink_to(VENV_BIN.parent)
     (work / "bench").symlink_to(ROOT / "bench")
+    (work / "data").symlink_to(ROOT / "data")  # stored kernel units (`compare --grid`); written only under out/
     return work
 
 
 def _text(s: Snippet, e: Entry | None) -> str:
     text = (s.setup + "\n" if s.setup else "") + s.text
-    return in_lab(text) if e is not None and e.needs == "lab" else text
+    if e is None or e.needs not in ("lab", "bpf"):
+        return text
+    text = in_lab(text)
+    # nsenter, not `ip netns exec`: that remounts /sys, and the cgroup tree is then out of reach
+    return f"exec nsenter --net=/run/netns/{LAB}-{e.inside} -- bash -c {shlex.quote(text)}" if e.inside else text
 
 
 def run_snippet(s: Snippet, e: Entry | None, work: Path) -> None:
@@ -172,8 +208,9 @@ class Background:
 
     @classmethod
     def start(cls, s: Snippet, e: Entry, work: Path) -> "Background":
+        # a session of its own: the signals that stop it reach what it started too
         proc = subprocess.Popen(["bash", "-c", _text(s, e)], cwd=work, env=_env(work), stdout=subprocess.PIPE,
-                                stderr=subprocess.STDOUT, text=True)
+                                stderr=subprocess.STDOUT, text=True, start_new_session=True)
         out: list[str] = []
         ready = threading.Event()
 
@@ -192,7 +229,32 @@ class Background:
             pytest.fail(f"{s.where}: {s.text[:200]!r} did not print {e.background!r}:\n{''.join(out)[-3000:]}")
         return bg
 
+    def stops_before(self, s: Snippet) -> bool:
+        return bool(self.e.until) and self.proc.returncode is None and re.search(self.e.until, _plain(s.text)) is not None
+
+    def terminate(self) -> None:
+        """Stops a daemon as its service manager would (SIGTERM): it must have run until now and
+        exit as the document allows, or of that signal."""
+        if self.proc.poll() is not None:
+            self.stop()
+            pytest.fail(f"{self.s.where}: {self.s.text[:200]!r} exited {self.proc.returncode} before the document "
+                        f"stopped it:\n{''.join(self.out)[-3000:]}")
+        os.killpg(self.proc.pid, signal.SIGTERM)
+        try:
+            code = self.proc.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            self.stop()
+            pytest.fail(f"{self.s.where}: {self.s.text[:200]!r} did not stop within 30 s of SIGTERM")
+        self.stop()
+        assert code in self.e.exit or code == -signal.SIGTERM, (
+            f"{self.s.where}: {self.s.text[:200]!r} exited {code} on SIGTERM, the document allows {self.e.exit}"
+            f"\n{''.join(self.out)[-3000:]}")
+
     def finish(self) -> None:
+        if self.e.until:
+            if self.proc.returncode is None:  # its `until` did not come: stopped at the document's end
+                self.terminate()
+            return
         try:
             code = self.proc.wait(timeout=self.e.timeout)
         except subprocess.TimeoutExpired:
@@ -204,7 +266,7 @@ class Background:
 
     def stop(self) -> None:
         if self.proc.poll() is None:
-            self.proc.kill()
+            os.killpg(self.proc.pid, signal.SIGKILL)
         self.proc.wait()
         self.reader.join(10)
         self.proc.stdout.close()
@@ -221,6 +283,9 @@ def test_every_snippet_of_the_document_runs(doc, tmp_path, request):
     running: list[Background] = []
     try:
         for s in snippets(ROOT / doc):
+            for bg in running:
+                if bg.stops_before(s):
+                    bg.terminate()
             e = entry_for(s)
             if e is not None and e.kind == "exempt":
                 continue
@@ -229,11 +294,11 @@ def test_every_snippet_of_the_document_runs(doc, tmp_path, request):
                 if why:
                     not_run.setdefault(why, []).append(s.where)
                     continue
-                if e.needs == "lab" and not fresh:  # each document starts from a lab as `lab up` makes it
+                if e.needs in ("lab", "bpf") and not fresh:  # each document starts from a lab as `lab up` makes it
                     from iwlab import lab
 
-                    lab.down(LAB)
-                    lab.up(LAB)
+                    _lab_down()
+                    lab.up(LAB, quic=True)  # with web's HTTP/3 server: docs/quic.md probes it without a `lab up` line
                     fresh = True
             if e is not None and e.background:
                 running.append(Background.start(s, e, work))
@@ -340,3 +405,45 @@ def test_a_background_snippet_runs_on_until_the_end_and_its_exit_is_checked(tmp_
         Background.start(s, Entry("expect", "x", None, background="trying for", timeout=10), tmp_path).finish()
     with pytest.raises(pytest.fail.Exception, match="did not print 'confirmed'"):
         Background.start(s, Entry("expect", "x", None, background="confirmed", timeout=10), tmp_path)
+
+
+def test_a_daemon_runs_until_the_snippet_it_waits_for_and_stops_on_sigterm(tmp_path):
+    daemon = Entry("expect", "x", None, background="ready", until="^iwlab rollback ", timeout=10)
+    bg = Background.start(Snippet("doc.md", 1, "command", "echo ready; exec sleep 60"), daemon, tmp_path)
+    assert not bg.stops_before(Snippet("doc.md", 2, "command", "iwlab watch status --netns web"))
+    assert bg.stops_before(Snippet("doc.md", 3, "command", "iwlab rollback --netns web"))
+    bg.terminate()  # died of SIGTERM: how a daemon stops
+    assert bg.proc.returncode == -signal.SIGTERM and not bg.stops_before(Snippet("doc.md", 4, "command", "iwlab rollback x"))
+    bg.finish()  # already stopped: nothing more
+
+
+def test_a_daemon_that_ends_before_it_is_stopped_or_exits_badly_on_sigterm_fails(tmp_path):
+    daemon = Entry("expect", "x", None, background="ready", until="^iwlab rollback ", timeout=10)
+    early = Background.start(Snippet("doc.md", 1, "command", "echo ready"), daemon, tmp_path)
+    early.proc.wait(10)
+    with pytest.raises(pytest.fail.Exception, match="before the document stopped it"):
+        early.terminate()
+    bad = Background.start(Snippet("doc.md", 1, "command", "trap 'exit 3' TERM; echo ready; sleep 60 & wait"),
+                           daemon, tmp_path)
+    with pytest.raises(AssertionError, match="exited 3 on SIGTERM"):
+        bad.terminate()
+
+
+def test_a_snippet_inside_a_lab_host_runs_in_its_namespace_with_the_labs_names():
+    e = Entry("expect", "x", None, needs="lab", inside="web")
+    text = _text(Snippet("doc.md", 1, "command", "iwlab watch --netns web --metrics 127.0.0.1:9464"), e)
+    assert text == (f"exec nsenter --net=/run/netns/{LAB}-web -- bash -c "
+                    f"'iwlab watch --netns {LAB}-web --metrics 127.0.0.1:9464'")
+
+
+@pytest.mark.parametrize("entry, error", [
+    ('needs = "lab"\ninside = "db"', "inside = 'db', one of web, client"),
+    ('inside = "web"', "inside = 'web', one of web, client, with needs"),
+    ('until = "^iwlab rollback"', "until needs background"),
+])
+def test_a_daemon_entry_is_checked(tmp_path, monkeypatch, entry, error):
+    bad = tmp_path / "c.toml"
+    bad.write_text(f'[[expect]]\nmatch = "^iwlab watch"\n{entry}\n')
+    monkeypatch.setattr(sys.modules[__name__], "CONFIG", bad)
+    with pytest.raises(ValueError, match=re.escape(error)):
+        _entries()

@@ -1,6 +1,7 @@
 """`iwlab lab up|down` (python/iwlab/lab.py; marker `netns`: root): the two namespaces the
 documents' root examples use, made idempotently, refused over a namespace it did not make,
-removed with what runs in them, the root namespace's routes untouched. Labs named hl<pid>…."""
+removed with what runs in them, the root namespace's routes untouched; web's server in a cgroup
+of the lab's (removed by `down` when `up` made it). Labs named hl<pid>…."""
 
 from __future__ import annotations
 
@@ -13,7 +14,8 @@ import psutil
 import pytest
 
 from iwlab import lab
-from netns_common import delete_namespaces, run
+from iwlab.deploy.flow_iw import CGROUP_ROOT
+from netns_common import delete_namespaces, kill_cgroup, run
 
 pytestmark = pytest.mark.netns
 
@@ -36,6 +38,16 @@ def name():
     yield n
     lab.down(n)
     delete_namespaces(f"{n}-web", f"{n}-client")
+    cg = CGROUP_ROOT / f"{n}-web"
+    if cg.is_dir():
+        kill_cgroup(cg)
+        cg.rmdir()
+
+
+@pytest.fixture
+def cgroup2():
+    if not (CGROUP_ROOT / "cgroup.procs").is_file():
+        pytest.skip(f"no cgroup2 hierarchy at {CGROUP_ROOT}")
 
 
 def namespaces() -> set[str]:
@@ -114,3 +126,49 @@ def test_status_says_whether_the_lab_is_up(name):
     lab.up(name)
     r = iwlab("status", "--name", name)
     assert r.returncode == 0 and r.stdout.startswith("lab up\n") and "http://10.0.1.1/big.bin" in r.stdout
+
+
+def test_the_web_server_runs_in_a_cgroup_of_the_lab_which_down_removes(name, cgroup2):
+    st, _ = lab.up(name)
+    cg = CGROUP_ROOT / f"{name}-web"
+    assert (st.cgroup, st.cgroup_made) == (str(cg), True)
+    assert str(st.server_pid) in (cg / "cgroup.procs").read_text().split()
+    assert lab.up(name)[0].cgroup_made  # found up: still the lab's
+    lab.down(name)
+    assert not cg.exists()
+
+
+def test_a_cgroup_of_that_name_it_did_not_make_is_used_and_kept(name, cgroup2):
+    cg = CGROUP_ROOT / f"{name}-web"
+    cg.mkdir()
+    st, _ = lab.up(name)
+    assert (st.cgroup, st.cgroup_made) == (str(cg), False)
+    assert str(st.server_pid) in (cg / "cgroup.procs").read_text().split()
+    lab.down(name)
+    assert cg.is_dir() and not (cg / "cgroup.procs").read_text().split()  # kept, its server gone
+
+
+def test_quic_adds_an_http3_server_whose_iw_the_probe_measures_over_ipv4_and_ipv6(name):
+    from iwlab.probe.quic import probe_quic
+
+    st, _ = lab.up(name)
+    assert st.quic_pid == 0
+    st, changed = lab.up(name, quic=True)  # added to the lab that is up
+    assert changed and st.quic_pid and psutil.pid_exists(st.quic_pid)
+    for target in ("10.0.1.1:443", "[2001:db8::1]:443"):
+        r = probe_quic(target, path="/big.bin", netns=f"{name}-client")
+        assert r.initial_window_bytes == 12_000, r  # aioquic's 10 × 1 200 B (RFC 9002 §7.2)
+    assert lab.up(name, quic=True) == (st, False)
+    lab.down(name)
+    assert not psutil.pid_exists(st.quic_pid) or psutil.Process(st.quic_pid).status() == psutil.STATUS_ZOMBIE
+
+
+def test_the_http3_server_serves_files_of_its_directory_only(tmp_path):
+    from iwlab.lab_h3 import file_for
+
+    (tmp_path / "www").mkdir()
+    (tmp_path / "www" / "big.bin").write_bytes(b"x")
+    (tmp_path / "secret").write_bytes(b"y")
+    assert file_for(tmp_path / "www", b"/big.bin?x=1") == (tmp_path / "www" / "big.bin").resolve()
+    assert file_for(tmp_path / "www", b"/../secret") is None
+    assert file_for(tmp_path / "www", b"/") is None and file_for(tmp_path / "www", b"/nothing") is None

@@ -24,12 +24,14 @@ def _call(fn, *args):
 
 
 @lab.command("up")
-def up_cmd(name: str = typer.Option("", "--name", help=H_NAME)) -> None:
+def up_cmd(name: str = typer.Option("", "--name", help=H_NAME),
+           quic: bool = typer.Option(False, "--quic", help="also an HTTP/3 server on web's UDP 443 (aioquic, "
+                                     "IW 12000 B) for `iwlab probe --quic`")) -> None:
     """Make the namespaces, their veth pair and addresses, and the HTTP server serving big.bin
     (nothing is done when the lab is up already)."""
     from iwlab import lab as labmod
 
-    st, made = _call(labmod.up, name)
+    st, made = _call(labmod.up, name, quic)
     typer.echo(("lab up\n" if made else "lab already up\n") + labmod.describe(st))
 
 
