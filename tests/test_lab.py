@@ -8,6 +8,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import psutil
@@ -58,6 +59,15 @@ def fetch(ns: str, url: str) -> int:
     return int(run("ip", "netns", "exec", ns, sys.executable, "-c", FETCH, url).stdout)
 
 
+def _exited(pid: int) -> None:
+    try:
+        p = psutil.Process(pid)
+        while p.status() != psutil.STATUS_ZOMBIE:
+            time.sleep(0.01)
+    except psutil.NoSuchProcess:
+        pass
+
+
 def iwlab(*args: str) -> subprocess.CompletedProcess:
     return subprocess.run([str(IWLAB), "lab", *args], capture_output=True, text=True, timeout=60)
 
@@ -103,6 +113,7 @@ def test_down_removes_the_namespaces_and_the_server_and_a_second_down_nothing(na
 def test_a_lab_whose_server_died_is_made_again(name):
     st, _ = lab.up(name)
     os.kill(st.server_pid, 9)  # at once: `up` must not take its socket, still closing, for a live server
+    _exited(st.server_pid)  # (only the kill itself is waited for: a signal is delivered, not yet acted on)
     again, made = lab.up(name)
     assert made and again.server_pid != st.server_pid
     assert fetch(f"{name}-client", "http://10.0.1.1/big.bin") == lab.BIG_BYTES
