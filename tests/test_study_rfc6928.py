@@ -265,9 +265,8 @@ def test_a_mirrored_half_and_half_population_is_mixed_and_weighs_flows():
 def test_load_sets_the_poisson_rate_from_the_mean_response():
     # 30 % of 1 Mb/s over 4 sources, mean response 12.4 × 1448 B
     assert bed.flows_per_second(0.3, 1e6, 4) == pytest.approx(0.3 * 1e6 / (8 * 12.4 * 1448) / 4)
-    sc = bed.five_scenario(bed.plan(10, "full"), 64e3, 40)
-    gap = sc.data["apps"][0]["arrivals"]["gap"]["mean"]
-    assert gap == pytest.approx(5 * 12.4 * 1448 * 8 / (0.25 * 64e3), abs=1e-3)
+    # bursts of 5 such responses at 25 % of 64 kb/s
+    assert bed.burst_gap(64e3) == pytest.approx(5 * 12.4 * 1448 * 8 / (0.25 * 64e3), abs=1e-3)
 
 
 def test_iw_sizes_share_of_the_gain_per_seed():

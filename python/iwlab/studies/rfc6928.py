@@ -509,7 +509,7 @@ def run(opts: Options) -> StudyResult:
     judged = judge(book, Evidence(by_name, evidence(data), seeds=p.seeds))
     if p.mode != "tiny" and opts.where:
         where_it_holds(judged, book, _variants(opts, p), "access-link buffer (the RFC gives none; preset 50 packets)",
-                       only=[c.id for c in book[:len(population_ledger())]])
+                       only=[c.id for c in population_ledger()])
         setup["where-it-holds variants"] = f"{', '.join(VARIANTS)}; IW3 and IW10; {p.seeds} seeds × {p.duration:g} s"
         notes.append("Claims: the verdicts use the preset (50-packet drop-tail access buffers). Claims not reproduced "
                      "are judged again with the clients' access buffer at " + " and ".join(VARIANTS) + " (IW3 and "

@@ -139,9 +139,13 @@ def load_scenario(p: Plan, rate: float, bulk: bool) -> Any:
                     bulk=bulk)
 
 
+def burst_gap(rate: float) -> float:
+    """Mean gap (s) between bursts of 5 responses that offers FIVE_LOAD of `rate`."""
+    return round(5 * mean_bytes() * 8 / (FIVE_LOAD * rate), 3)
+
+
 def five_scenario(p: Plan, rate: float, queue: int) -> Any:
-    burst_bytes = 5 * mean_bytes()
-    gap = {"kind": "exponential", "mean": round(burst_bytes * 8 / (FIVE_LOAD * rate), 3)}
+    gap = {"kind": "exponential", "mean": burst_gap(rate)}
     apps = [short_flows({"kind": "bursts", "flows": 5, "gap": gap}, ("first",), 1, order="random")]
     return scenario("five", rate, queue, p.duration(rate), p.warmup(rate), apps)
 
@@ -163,33 +167,33 @@ def run(p: Plan, out: Path, jobs: int | None, dask: Any, progress: bool) -> dict
     """Runs the four experiments (resumable under `out`); returns per-run rows (see `per_run`)."""
     import iwlab
 
-    def go(sc: Any, grid: dict[str, list[Any]], raw: Path, label: str) -> pd.DataFrame:
+    def go(sc: Any, rate: float, grid: dict[str, list[Any]], raw: Path, label: str) -> pd.DataFrame:
         iwlab.sweep(sc, grid=grid, seeds=p.seeds, jobs=jobs, dask=dask, out=raw,
                     progress=progress and f"rfc6928 · testbed: {label}")
-        return per_run(raw, sc)
+        return per_run(raw, p.duration(rate), p.warmup(rate))
 
     frames: dict[str, list[pd.DataFrame]] = {"load": [], "bulk": [], "five": [], "spurious": []}
     iws = [3, 10]
     for label, rate in p.load_rates.items():
         rates = [round(flows_per_second(x, rate, PAIRS), 6) for x in p.loads.values()]
-        df = go(load_scenario(p, rate, False), {FIRST: iws, SECOND: iws, RATE_PATH: rates},
+        df = go(load_scenario(p, rate, False), rate, {FIRST: iws, SECOND: iws, RATE_PATH: rates},
                 out / f"load-{_slug(label)}", f"{label} loads")
         frames["load"].append(df.assign(path=label, load=df[RATE_PATH].map(dict(zip(rates, p.loads)))))
         names = [x for x in BULK_LOADS if x in p.loads]
         rates = [round(flows_per_second(p.loads[x], rate, PAIRS), 6) for x in names]
-        df = go(load_scenario(p, rate, True), {FIRST: iws, RATE_PATH: rates}, out / f"bulk-{_slug(label)}",
+        df = go(load_scenario(p, rate, True), rate, {FIRST: iws, RATE_PATH: rates}, out / f"bulk-{_slug(label)}",
                 f"{label} with a bulk flow")
         frames["bulk"].append(df.assign(path=label, load=df[RATE_PATH].map(dict(zip(rates, names)))))
     for label, (rate, queue) in p.five.items():
-        df = go(five_scenario(p, rate, queue), {FIRST: iws}, out / f"five-{_slug(label)}", f"5 connections, {label}")
+        df = go(five_scenario(p, rate, queue), rate, {FIRST: iws}, out / f"five-{_slug(label)}", f"5 connections, {label}")
         frames["five"].append(df.assign(path=label))
     for label, rate in p.spurious.items():
-        df = go(spurious_scenario(p, rate), {FIRST: iws}, out / f"spurious-{_slug(label)}", f"spurious RTOs, {label}")
+        df = go(spurious_scenario(p, rate), rate, {FIRST: iws}, out / f"spurious-{_slug(label)}", f"spurious RTOs, {label}")
         frames["spurious"].append(df.assign(path=label))
     return {k: pd.concat(v, ignore_index=True) if v else pd.DataFrame() for k, v in frames.items()}
 
 
-def per_run(raw: Path, sc: Any) -> pd.DataFrame:
+def per_run(raw: Path, duration: float, warmup: float) -> pd.DataFrame:
     """One row per (run, IW class of the short flows): the grid values, seed, `iw` (3 or 10),
     `population` (IW3 / IW10 / mixed), mean completion time and count of the class's completed
     short flows, share of its flows with an RTO, the bottleneck's drop rate (servers → clients),
@@ -198,7 +202,6 @@ def per_run(raw: Path, sc: Any) -> pd.DataFrame:
 
     flows = iwlab.sweep_records(raw, "flows")
     links = iwlab.sweep_records(raw, "links")
-    duration, warmup = float(sc.data["duration"].rstrip("s")), float(sc.data["warmup"].rstrip("s"))
     keys = [c for c in (FIRST, SECOND, RATE_PATH) if c in flows.columns] + ["seed"]
     return summarise(flows, links, keys, duration, warmup)
 
@@ -206,11 +209,16 @@ def per_run(raw: Path, sc: Any) -> pd.DataFrame:
 def summarise(flows: pd.DataFrame, links: pd.DataFrame, keys: list[str], duration: float,
               warmup: float) -> pd.DataFrame:
     """`per_run` from the flow and link records (tests give synthetic ones)."""
-    f = pd.DataFrame({c: flows[c].to_numpy(dtype=object) for c in
-                      [*keys, "app_kind", "start", "last_byte", "completed", "in_warmup", "timeouts", "iw_segments",
-                       "delivered_bytes"]})
-    num = ["start", "last_byte", "timeouts", "iw_segments", "delivered_bytes"]
-    f[num] = f[num].apply(pd.to_numeric, errors="coerce")
+    def plain(df: pd.DataFrame, cols: list[str]) -> pd.DataFrame:
+        """Plain numpy columns (the records come Arrow-backed), numbers as numbers."""
+        out = pd.DataFrame({c: df[c].to_numpy(dtype=object) for c in cols})
+        for c in cols:
+            if c not in ("app_kind", "completed", "in_warmup", "from", "to"):
+                out[c] = pd.to_numeric(out[c], errors="coerce")
+        return out
+
+    f = plain(flows, [*keys, "app_kind", "start", "last_byte", "completed", "in_warmup", "timeouts", "iw_segments",
+                      "delivered_bytes"])
     f[["completed", "in_warmup"]] = f[["completed", "in_warmup"]].astype(bool)
     bulk = f[f["app_kind"] == "bulk"].groupby(keys)["delivered_bytes"].sum() * 8 / duration
     s = f[(f["app_kind"] == "short") & ~f["in_warmup"] & (f["start"] <= duration * (1 - TAIL_SHARE))].copy()
@@ -225,7 +233,7 @@ def summarise(flows: pd.DataFrame, links: pd.DataFrame, keys: list[str], duratio
     b = s.groupby([*keys, "start"]).agg(n=("latency", "size"), done=("latency", "count"), end=("last_byte", "max"))
     b = b[b["done"] == b["n"]]
     burst = (b["end"] - b.index.get_level_values("start")).groupby(level=keys).mean()
-    l = links.copy()
+    l = plain(links, [*keys, "from", "to", "drop_rate", "queue_drops", "loss_drops"])
     neck = l[(l["from"] == "router-right") & (l["to"] == "router-left")].set_index(keys)["drop_rate"].astype(float)
     anydrop = (l["queue_drops"].astype(float) + l["loss_drops"].astype(float)).groupby(
         [l[k] for k in keys]).sum()
@@ -259,7 +267,7 @@ def _by_seed(df: pd.DataFrame, col: str, population: str, iw: int | None = None)
 def load_table(runs: pd.DataFrame, p: Plan) -> Table:
     cells: dict[str, dict[str, Cell]] = {}
     for path in p.load_rates:
-        for load, share in p.loads.items():
+        for load in p.loads:
             d = runs[(runs["path"] == path) & (runs["load"] == load)]
             if d.empty:
                 continue
