@@ -137,3 +137,160 @@ def test_the_three_claims_judged_from_the_runs_are_in_the_ledger_not_pending():
     assert {"5.3-fast-recovery", "10-small-responses", "10-retx-baseline"} <= ids
     listed = {e.detail for e in load() if e.source == "RFC 6928" and e.status == "ledger"}
     assert {"5.3-fast-recovery", "10-small-responses", "10-retx-baseline"} <= listed
+
+
+# ---------------------------------------------------------------------------------------------
+# §6, §9 and Appendix A: the testbed (rfc6928_testbed) and the IW sizes (rfc6928_iw_sizes)
+
+from iwlab.studies import rfc6928_iw_sizes as sizes  # noqa: E402
+from iwlab.studies import rfc6928_testbed as bed  # noqa: E402
+
+NEW = ("6-five/latency", "6-five/drops", "9-spurious", "A-drops/modest", "A-drops/extreme", "A-mixed/light-medium",
+       "A-mixed/high", "A-bulk", "A-iw10/benefit", "A-iw10/retx")
+
+
+def test_no_rfc_6928_claim_is_pending_and_the_new_claims_are_in_the_inventory():
+    from iwlab.studies.inventory import load
+
+    mine = [e for e in load() if e.source == "RFC 6928"]
+    assert not [e for e in mine if e.status == "pending"]
+    listed = {e.detail for e in mine if e.status == "ledger"}
+    assert {i.split("/")[0] for i in NEW} <= listed
+    assert set(NEW) <= {c.id for c in st.ledger()}
+
+
+def _cell_table(name, cells):
+    from iwlab.studies.model import Table
+
+    return Table.from_cells(name, name, cells)
+
+
+def _evidence_for(claim, value, half=0.5, seeds=10):
+    """Every checked cell of `claim` at `value` ± `half` (an interval from `seeds` seeds)."""
+    from iwlab.studies import claims as cl
+
+    tables = {}
+    for ch in claim.checks:
+        tables.setdefault(ch.ours.table, {}).setdefault(ch.ours.row, {})[ch.ours.col] = cl.Cell(
+            value, value - half, value + half, seeds)
+    return cl.Evidence({k: _cell_table(k, v) for k, v in tables.items()}, seeds=seeds)
+
+
+# (claim, a value the RFC's sentence calls true, one it calls false) — the rule's side and reference.
+RULES = {"6-five/latency": (8.0, -8.0), "6-five/drops": (2.0, -2.0), "9-spurious": (3.0, -3.0),
+         "A-drops/modest": (0.3, 2.5), "A-drops/extreme": (12.0, 2.0), "A-mixed/light-medium": (4.0, 25.0),
+         "A-mixed/high": (-5.0, 5.0), "A-bulk": (6.0, -6.0), "A-iw10/benefit": (80.0, 30.0), "A-iw10/retx": (0.3, 2.0)}
+
+
+@pytest.mark.parametrize("cid", NEW)
+def test_each_new_claims_rule_reproduces_its_sentence_and_refuses_the_opposite(cid):
+    from iwlab.studies import claims as cl
+
+    (claim,) = [c for c in st.ledger() if c.id == cid]
+    good, bad = RULES[cid]
+    assert {r.verdict for r in cl.judge([claim], _evidence_for(claim, good))[0].rows} == {"reproduced"}
+    (j,) = cl.judge([claim], _evidence_for(claim, bad))
+    assert j.verdict == "not reproduced" and {r.verdict for r in j.rows} == {"not reproduced"}
+    # An interval that holds the reference decides nothing; 3 seeds give no interval at all.
+    ref = claim.rule.ref
+    assert cl.judge([claim], _evidence_for(claim, ref, half=1.0))[0].verdict == "inconclusive"
+    assert cl.judge([claim], _evidence_for(claim, good, seeds=3))[0].verdict == "inconclusive"
+
+
+def _testbed_records():
+    """Two seeds of a §6-like run per IW: one burst of 2 flows at t = 20 s (both complete), one
+    at 30 s (one incomplete); a flow in the warm-up and one in the last 10 % are left out; the
+    IW10 run drops 5 % at the bottleneck and loses one packet on another link in seed 2."""
+    import pandas as pd
+
+    flows, links = [], []
+    for seed in (1, 2):
+        for iw in (3, 10):
+            k = 0.5 if iw == 10 else 1.0
+            for start, end, done, to in ((20.0, 20 + 2 * k, True, 0), (20.0, 20 + 3 * k, True, 1),
+                                         (30.0, 31.0, True, 0), (30.0, None, False, 0), (5.0, 6.0, True, 0),
+                                         (95.0, 96.0, True, 0)):
+                flows.append({bed.FIRST: iw, "seed": seed, "app_kind": "short", "start": start, "last_byte": end,
+                              "completed": done, "in_warmup": start < 10, "timeouts": to, "iw_segments": iw * 1.0,
+                              "delivered_bytes": 1000})
+            flows.append({bed.FIRST: iw, "seed": seed, "app_kind": "bulk", "start": 0.0, "last_byte": 99.0,
+                          "completed": False, "in_warmup": True, "timeouts": 0, "iw_segments": 10.0,
+                          "delivered_bytes": 1_000_000 * (2 if iw == 10 else 1)})
+            links.append({bed.FIRST: iw, "seed": seed, "from": "router-right", "to": "router-left",
+                          "drop_rate": 0.05 if iw == 10 else 0.0, "queue_drops": 5 if iw == 10 else 0, "loss_drops": 0})
+            links.append({bed.FIRST: iw, "seed": seed, "from": "router-left", "to": "router-right", "drop_rate": 0.0,
+                          "queue_drops": 1 if (iw, seed) == (3, 2) else 0, "loss_drops": 0})
+    return pd.DataFrame(flows), pd.DataFrame(links)
+
+
+def test_testbed_records_summarised_per_run():
+    flows, links = _testbed_records()
+    per = bed.summarise(flows, links, [bed.FIRST, "seed"], duration=100.0, warmup=10.0)
+    r3 = per[(per["seed"] == 1) & (per["iw"] == 3)].iloc[0]
+    assert r3["population"] == "IW3" and r3["flows"] == 4 and r3["completed"] == 3
+    assert r3["latency"] == pytest.approx((2 + 3 + 1) / 3)
+    assert r3["rto_pct"] == pytest.approx(25.0)
+    assert r3["burst_latency"] == pytest.approx(3.0)  # the 30 s burst did not complete: left out
+    assert r3["bulk_bps"] == pytest.approx(1_000_000 * 8 / 100)
+    r10 = per[(per["seed"] == 1) & (per["iw"] == 10)].iloc[0]
+    assert r10["population"] == "IW10" and r10["drop_pct"] == pytest.approx(5.0) and r10["drops_any"] == 5
+    assert per[(per["seed"] == 2) & (per["iw"] == 3)].iloc[0]["drops_any"] == 1
+
+
+def test_the_testbed_tables_pair_by_seed_and_leave_out_a_seed_that_dropped_in_the_spurious_check():
+    flows, links = _testbed_records()
+    per = bed.summarise(flows, links, [bed.FIRST, "seed"], duration=100.0, warmup=10.0)
+    p = bed.plan(2, "tiny")
+    (label,) = p.five
+    five = bed.five_table(per.assign(path=label), p)
+    assert five.frame.loc[label, "latency improvement %"] == pytest.approx(50.0)
+    assert five.frame.loc[label, "drops IW10 − IW3 (pp)"] == pytest.approx(5.0)
+    (path,) = p.spurious
+    spur = bed.spurious_table(per.assign(path=path), p)
+    # every IW10 run dropped at the bottleneck, so no seed is left to say whether an RTO was spurious
+    assert np.isnan(spur.frame.loc[path, "IW10 responses with an RTO %"])
+    assert spur.frame.loc[path, "seeds with a drop"] == 2
+
+
+def test_a_mirrored_half_and_half_population_is_mixed_and_weighs_flows():
+    import pandas as pd
+
+    rows = [{bed.FIRST: a, bed.SECOND: b, "seed": 1, "iw": iw, "latency": lat, "completed": n}
+            for a, b, iw, lat, n in ((3, 10, 3, 2.0, 1), (10, 3, 3, 5.0, 3), (3, 10, 10, 1.0, 2), (10, 3, 10, 1.0, 2))]
+    df = pd.DataFrame(rows)
+    df["population"] = np.where(df[bed.FIRST] == df[bed.SECOND], "same", "mixed")
+    assert bed._by_seed(df, "latency", "mixed", 3).loc[1] == pytest.approx((2.0 + 15.0) / 4)
+
+
+def test_load_sets_the_poisson_rate_from_the_mean_response():
+    # 30 % of 1 Mb/s over 4 sources, mean response 12.4 × 1448 B
+    assert bed.flows_per_second(0.3, 1e6, 4) == pytest.approx(0.3 * 1e6 / (8 * 12.4 * 1448) / 4)
+    # bursts of 5 such responses at 25 % of 64 kb/s
+    assert bed.burst_gap(64e3) == pytest.approx(5 * 12.4 * 1448 * 8 / (0.25 * 64e3), abs=1e-3)
+
+
+def test_iw_sizes_share_of_the_gain_per_seed():
+    import pandas as pd
+
+    lat = {"iw3": 1.0, "iw6": 0.9, "iw10": 0.8, "iw16": 0.76, "iw32": 1.1}
+    rows = [{"seed": s, "iw": k, "latency": v, "retransmits": 1 + (k == "iw32"), "data_segments": 100}
+            for s in (1, 2) for k, v in lat.items()]
+    g = sizes.gains(sizes.per_seed(pd.DataFrame(rows)))
+    assert g.loc[1, "gain iw10"] == pytest.approx(20.0)
+    assert g.loc[1, "share iw16"] == pytest.approx(20.0 / 24.0 * 100)
+    assert np.isnan(g.loc[1, "share iw32"])  # IW32 gained nothing: no share to speak of
+    t = sizes.table(pd.DataFrame(rows))
+    assert t.frame.loc["IW32", "retx − IW3 (pp)"] == pytest.approx(1.0)
+
+
+def test_the_tiny_run_has_the_new_tables(study):
+    t = tables(study[0])
+    assert list(t["iw_sizes"].frame.index) == ["IW3", "IW6", "IW10", "IW16", "IW32"]
+    load = t["testbed_load"].frame
+    assert [r for r in load.index] == [bed.row("1 Mb/s", x) for x in ("medium", "high", "extreme")]
+    assert (load[["IW3 drops %", "IW10 drops %"]] >= 0).all().all()
+    assert (t["testbed_bulk"].frame["bulk beside IW3 (kb/s)"] > 0).all()
+    assert t["spurious_rtos"].frame["seeds with a drop"].iloc[0] == 0
+    assert np.isfinite(t["five_connections"].frame["IW3 total latency (s)"]).all()
+    judged = {j.claim.id: j for j in study[0].claims}
+    assert set(NEW) <= set(judged)

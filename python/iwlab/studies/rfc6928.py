@@ -14,6 +14,11 @@ Three parts:
     improvement per bandwidth, RTT and BDP bucket, and the change of the retransmission rate.
 (c) **Fallback cache**: RFC 6928's per-destination fallback to the RFC 3390 IW after loss in
     the initial window (`rfc6928-fallback`) against plain `rfc6928`.
+(d) **IW sizes** (Appendix A, "Why 10 segments?"): the AvgDC population at fixed IWs of 6, 16
+    and 32 segments too (`rfc6928_iw_sizes`).
+(e) **Testbed** (§6, §9, Appendix A's [CW10]): a 300 ms RTT dumbbell with slow bottlenecks and
+    small queues — drops against load, IW3 beside IW10 flows, a bulk flow beside short flows,
+    five simultaneous connections, spurious RTOs (`rfc6928_testbed`).
 
 Runs go through `iwlab.sweep` (resumable under `opts.out/raw/<population>/`). A seed fixes
 the population: IW3, IW10 and IW10-fallback runs of one seed see the same hosts.
@@ -33,6 +38,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from iwlab.studies import rfc6928_iw_sizes as iw_sizes
+from iwlab.studies import rfc6928_testbed as testbed
 from iwlab.studies.base import Cell, Figure, Options, StudyResult, Table, cell, metric_name, tiny
 
 NAME = "rfc6928"
@@ -170,8 +177,27 @@ def web_flows(raw: Path, p: Plan) -> pd.DataFrame:
     """The web flows of every run of one population's sweep, with their client's buckets."""
     import iwlab
 
-    flows = iwlab.sweep_records(raw, "flows")
+    f = web_responses(raw, p)
     links = iwlab.sweep_records(raw, "links")
+    per_seed = []
+    for seed, g in links[links["iw.default"] == "iw3"].groupby("seed"):
+        h = hosts(g)
+        h["seed"] = seed
+        per_seed.append(h)
+    h = pd.concat(per_seed, ignore_index=True)
+    f = f.merge(h, on=["seed", "client"], how="left", validate="many_to_one")
+    f["bw_bucket"] = _bucket(f["rate"], BW_EDGES, BW_LABELS)
+    f["rtt_bucket"] = _bucket(f["rtt"], RTT_EDGES, RTT_LABELS)
+    f["bdp_bucket"] = _bucket(f["bdp"], BDP_EDGES, BDP_LABELS)
+    return f
+
+
+def web_responses(raw: Path, p: Plan) -> pd.DataFrame:
+    """The web flows counted (past the warm-up, not in the last TAIL seconds) of one sweep, with
+    their latency; `iw` = the run's `iw.default`."""
+    import iwlab
+
+    flows = iwlab.sweep_records(raw, "flows")
     f = flows[(flows["app_kind"] == "web") & ~flows["in_warmup"].astype(bool)
               & (flows["start"].astype(float) <= p.duration - TAIL)]
     cols = ["iw.default", "seed", "client", "role", "response_bytes", "syn_ack", "last_byte", "completed",
@@ -181,18 +207,8 @@ def web_flows(raw: Path, p: Plan) -> pd.DataFrame:
                       for c in cols})
     f["completed"] = f["completed"].astype(bool)
     f["latency"] = np.where(f["completed"], f["last_byte"] - f["syn_ack"], np.nan)
-    per_seed = []
-    for seed, g in links[links["iw.default"] == "iw3"].groupby("seed"):
-        h = hosts(g)
-        h["seed"] = seed
-        per_seed.append(h)
-    h = pd.concat(per_seed, ignore_index=True)
     f["client"] = f["client"].astype(int)
     f["seed"] = f["seed"].astype(int)
-    f = f.merge(h, on=["seed", "client"], how="left", validate="many_to_one")
-    f["bw_bucket"] = _bucket(f["rate"], BW_EDGES, BW_LABELS)
-    f["rtt_bucket"] = _bucket(f["rtt"], RTT_EDGES, RTT_LABELS)
-    f["bdp_bucket"] = _bucket(f["bdp"], BDP_EDGES, BDP_LABELS)
     return f.rename(columns={"iw.default": "iw"})
 
 
@@ -407,12 +423,23 @@ def run(opts: Options) -> StudyResult:
         iwlab.sweep(population_scenario(pop, p), grid={"iw.default": list(IWS)}, seeds=p.seeds, jobs=opts.jobs,
                     dask=opts.dask, out=raw, progress=opts.progress and f"{NAME} · {pop} population")
         data[pop] = web_flows(raw, p)
+    # Appendix A, "Why 10 segments?": the AvgDC population at IW 6, 16 and 32 beside its IW3/IW10 runs.
+    raw = Path(opts.out) / "raw" / f"{iw_sizes.POPULATION.lower()}-iw-sizes"
+    iwlab.sweep(iw_sizes.scenario(population_scenario(iw_sizes.POPULATION, p)),
+                grid={"iw.default": list(iw_sizes.POLICY)}, seeds=p.seeds, jobs=opts.jobs, dask=opts.dask, out=raw,
+                progress=opts.progress and f"{NAME} · {iw_sizes.POPULATION} at IW {', '.join(map(str, iw_sizes.EXTRA))}")
+    sizes = pd.concat([data[iw_sizes.POPULATION], web_responses(raw, p)], ignore_index=True)
+    # §6, §9 and Appendix A's testbed claims.
+    tp = testbed.plan(p.seeds, p.mode)
+    bed = testbed.run(tp, Path(opts.out) / "raw" / "testbed", opts.jobs, opts.dask, opts.progress)
     tabs = [table_5_1(t51),
             latency_table("latency_by_bandwidth", "bw_bucket", BW_LABELS, data),
             latency_table("latency_by_rtt", "rtt_bucket", RTT_LABELS, data),
             latency_table("latency_by_bdp", "bdp_bucket", BDP_LABELS, data),
             retransmission_table(data),
-            fallback_table(data)]
+            fallback_table(data),
+            iw_sizes.table(sizes),
+            *testbed.tables(bed, tp)]
     by_name = {t.name: t for t in tabs}
     medians = {pop: float(f.drop_duplicates(["seed", "client"])["rate"].median() / 1e6) for pop, f in data.items()}
     below = {pop: float((f.drop_duplicates(["seed", "client"])["rate"] < 100e3).mean() * 100) for pop, f in data.items()}
@@ -442,12 +469,33 @@ def run(opts: Options) -> StudyResult:
         f"Mode {p.mode}: {p.seeds} seeds × {p.duration:g} s per (population, IW). Full = 10 seeds × 300 s; "
         "quick = 5 seeds × 120 s; IWLAB_STUDY_TINY=1 (tests) = 2 seeds × 40 s with 60 clients.",
     ]
+    notes += [
+        f"IW sizes (Appendix A): the {iw_sizes.POPULATION} population also at fixed IWs of "
+        f"{', '.join(map(str, iw_sizes.EXTRA))} segments, same seeds (same hosts, pages and think times) as its IW3 "
+        "and IW10 runs; latency and retransmissions counted as above.",
+        "Testbed (§6, §9, Appendix A — [CW10] as the RFC describes it: 300 ms RTT, bottlenecks as slow as 64 kb/s, "
+        "queues as small as 40 packets): a dumbbell of 4 client/server pairs with 100 Mb/s, 1 ms access links and a "
+        "148 ms bottleneck each way; short flows (100-byte request, responses of 2, 4, 8, 16, 32 × 1448 B, equally "
+        "often) with Poisson arrivals at 30 / 60 / 90 / 120 % of the bottleneck (payload), on 64 kb/s and 1 Mb/s with "
+        "40-packet drop-tail queues; fixed IW 3 or 10 for every flow, or half and half (two mirrored runs); the same "
+        "with one long-lived bulk connection on a fifth pair (loads 30 / 60 / 90 %). §6: one client opening 5 "
+        f"connections at once, bursts at {testbed.FIVE_LOAD * 100:g} % of the link (exponential gaps), on 64 kb/s "
+        "with 40 packets and on 1 Mb/s with 11 packets (§6's 130 ms of buffer at 1 Mb/s). §9: one client, Poisson "
+        f"responses at {testbed.SPURIOUS_LOAD * 100:g} % of a 64 or 256 kb/s path with {testbed.SPURIOUS_QUEUE}-packet "
+        "queues, so nothing is dropped and every RTO is spurious (a seed with a drop would be left out). Runs of "
+        + ", ".join(f"{k} {tp.duration(v):g} s" for k, v in {"64 kb/s": 64e3, "256 kb/s": 256e3, "1 Mb/s": 1e6}.items())
+        + f" ({tp.warmup(1e6):g} s warm-up); flows starting in the last {testbed.TAIL_SHARE * 100:g} % are not counted.",
+    ]
     setup = {"mode": p.mode, "seeds": p.seeds, "clients": p.clients, "duration_s": p.duration, "warmup_s": p.warmup,
+             "testbed": {"load_paths": list(tp.load_rates), "loads": tp.loads, "five": list(tp.five),
+                         "spurious": list(tp.spurious)},
              "populations": list(POPULATIONS), "iw_policies": list(IWS),
              "responses": {pop: int(len(f)) for pop, f in data.items()}, "raw": str(Path(opts.out) / "raw")}
     from iwlab.studies.claims import Evidence, judge, where_it_holds
 
     for t in tabs:
+        if t.row_keys is not None:
+            continue  # set where the table is made
         if t.name.startswith("latency_by"):
             t.row_keys = lambda r, d=t.name.removeprefix("latency_by_"): {d: str(r)}
             t.col_keys = _pop_col_keys
@@ -460,12 +508,14 @@ def run(opts: Options) -> StudyResult:
     book = ledger()
     judged = judge(book, Evidence(by_name, evidence(data), seeds=p.seeds))
     if p.mode != "tiny" and opts.where:
-        where_it_holds(judged, book, _variants(opts, p), "access-link buffer (the RFC gives none; preset 50 packets)")
+        where_it_holds(judged, book, _variants(opts, p), "access-link buffer (the RFC gives none; preset 50 packets)",
+                       only=[c.id for c in population_ledger()])
         setup["where-it-holds variants"] = f"{', '.join(VARIANTS)}; IW3 and IW10; {p.seeds} seeds × {p.duration:g} s"
         notes.append("Claims: the verdicts use the preset (50-packet drop-tail access buffers). Claims not reproduced "
                      "are judged again with the clients' access buffer at " + " and ".join(VARIANTS) + " (IW3 and "
                      "IW10 only, both populations), the model choice the RFC's data centres leave open.")
-    return StudyResult(NAME, TITLE, tabs, figures(by_name, data), conclusions(t51, by_name, list(data)), [], setup,
+    return StudyResult(NAME, TITLE, tabs, figures(by_name, data),
+                       [*conclusions(t51, by_name, list(data)), iw_sizes.conclusion(by_name["iw_sizes"])], [], setup,
                        notes, claims=judged, errata=errata())
 
 
@@ -543,6 +593,12 @@ RFC_RETX = {"AvgDC": (1.98, 2.29, 0.3), "SlowDC": (3.54, 4.21, 0.7)}
 
 
 def ledger() -> list[Any]:
+    """The population's claims (`population_ledger`), then those of Appendix A's IW sizes and of
+    the testbed (§6, §9, Appendix A)."""
+    return [*population_ledger(), *iw_sizes.ledger(list(POPULATIONS), ALL), *testbed.ledger()]
+
+
+def population_ledger() -> list[Any]:
     from iwlab.studies.claims import Between, Check, Claim, Direction, Exact, Near, NotTestable, Ref
 
     pops = list(POPULATIONS)
