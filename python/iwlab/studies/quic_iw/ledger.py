@@ -89,7 +89,11 @@ def evidence(ps: pd.DataFrame) -> dict[str, Cell]:
     return out
 
 
-def _checks(cells: dict[str, Cell], prefix: str, keep: Any = lambda cond: True) -> tuple[Check, ...]:
+def _checks(cells: dict[str, Cell] | None, prefix: str, keep: Any = lambda cond: True) -> tuple[Check, ...]:
+    """The conditions of `prefix` the evidence holds. Without evidence (None: the ledger's names only,
+    as `stored.judged` asks for it) none: a stored ledger's rows are then its conditions."""
+    if cells is None:
+        return ()
     found = tuple(Check(k.split("|", 1)[1], k) for k in sorted(cells) if k.startswith(prefix + "|")
                   and keep(k.split("|", 1)[1]))
     return found or (Check(f"no {prefix} cell in this run", None),)
@@ -97,7 +101,7 @@ def _checks(cells: dict[str, Cell], prefix: str, keep: Any = lambda cond: True) 
 
 def ledger(cells: dict[str, Cell] | None = None) -> list[Claim]:
     """The claims, their conditions taken from the evidence present (`cells`; None: the names only)."""
-    c = cells or {}
+    c = cells
     small = lambda cond: cond.endswith(f"chain {SMALL_CHAIN}")  # noqa: E731
     large = lambda cond: not cond.endswith(f"chain {SMALL_CHAIN}")  # noqa: E731
     return [
