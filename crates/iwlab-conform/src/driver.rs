@@ -703,7 +703,9 @@ impl Driver<'_> {
                 } else {
                     match self.settings.congestion(&name) {
                         Applied::Set(m) => self.note("applied", m),
-                        Applied::Ignored(m) | Applied::Unsupported(m) => return self.unsupported(m),
+                        Applied::Ignored(m) | Applied::Unsupported(m) | Applied::Refused(m) => {
+                            return self.unsupported(m)
+                        }
                     }
                 }
             }
@@ -787,10 +789,11 @@ impl Driver<'_> {
         }
     }
 
-    fn shell(&mut self, cmd: &str) {
+    fn shell(&mut self, cmd: &str) -> R<()> {
         let started = self.ep.is_some();
         for a in self.settings.shell(cmd, self.dir, 0) {
             match a {
+                Applied::Refused(m) => return self.unsupported(m),
                 Applied::Set(m) if started => {
                     self.note("ignored", format!("{m}: set after the connection started, not applied to it"))
                 }
@@ -799,6 +802,7 @@ impl Driver<'_> {
                 Applied::Unsupported(m) => self.note("unsupported", m),
             }
         }
+        Ok(())
     }
 }
 
@@ -873,10 +877,7 @@ pub fn run(script: &Script, dir: &Path, tolerance_usecs: Option<u64>) -> Outcome
                 d.syscall(c, t, end).map(|_| t)
             }
             EventKind::Code(text) => d.code(text, t).map(|_| t),
-            EventKind::Shell(cmd) => {
-                d.shell(cmd);
-                Ok(t)
-            }
+            EventKind::Shell(cmd) => d.shell(cmd).map(|_| t),
         };
         match r {
             Ok(happened) => {

@@ -56,6 +56,9 @@ pub enum Applied {
     /// Not modelled, and it changes what Linux sends (pacing): a script failing while it is in
     /// force is not a verdict on the engine's TCP.
     Unsupported(String),
+    /// The interpreter cannot honour it at all (a qdisc that drops what TCP sends): the script
+    /// is UNSUPPORTED at this line.
+    Refused(String),
 }
 
 /// CUBIC's module parameters (/sys/module/tcp_cubic/parameters/) at Linux's defaults, which
@@ -366,25 +369,55 @@ impl Settings {
 
     /// `tc qdisc … root KIND`: fq holds each skb until the departure time TCP stamped on it
     /// (`tcp_update_skb_after_send()`: the flow paced at sk_pacing_rate, in TSO bursts sized by
-    /// `tcp_tso_autosize()`); a FIFO sends as the engine does.
+    /// `tcp_tso_autosize()`); a FIFO that takes every packet sends as the engine does. Anything
+    /// else would drop or hold what TCP sends, which the engine has no layer for: refused.
     fn qdisc(&mut self, words: &[&str]) -> Applied {
         let line = words.join(" ");
         if words.iter().any(|w| matches!(*w, "del" | "delete")) {
             return Applied::Ignored(format!("`{line}`: no effect (the engine sends without a qdisc)"));
         }
-        match words.iter().position(|w| *w == "root").and_then(|i| words.get(i + 1)) {
-            Some(&"fq") => {
+        let Some(at) = words.iter().position(|w| *w == "root") else {
+            return Applied::Refused(format!("`{line}`: only a root qdisc is read"));
+        };
+        let (kind, params) = (words.get(at + 1).copied().unwrap_or(""), &words[(at + 2).min(words.len())..]);
+        match kind {
+            "fq" => {
                 self.fq = true;
                 Applied::Set(format!(
                     "`{line}` → the flow is paced at sk_pacing_rate in TSO bursts sized by tcp_tso_autosize()"
                 ))
             }
-            Some(&("pfifo" | "pfifo_fast" | "bfifo" | "noqueue")) => {
-                Applied::Ignored(format!("`{line}`: no effect (a FIFO: the engine sends as it does)"))
-            }
-            _ => Applied::Unsupported(format!("`{line}`: this qdisc is not modelled")),
+            "pfifo" | "bfifo" | "pfifo_fast" | "noqueue" => match fifo_refusal(kind, params) {
+                Some(why) => Applied::Refused(format!("`{line}`: {why}")),
+                None => Applied::Ignored(format!("`{line}`: no effect (a FIFO: the engine sends as it does)")),
+            },
+            _ => Applied::Refused(format!("`{line}`: the qdisc {kind:?} is not modelled")),
         }
     }
+}
+
+/// Why a FIFO's parameters cannot be honoured, if they cannot: net/sched/sch_fifo.c enqueues
+/// while the queue is below `limit` (packets for pfifo, bytes for bfifo), so pfifo `limit 0`
+/// drops every packet and bfifo below one packet drops full-sized ones — local transmit
+/// failures (`tcp_transmit_skb()` errors), which the engine does not model.
+fn fifo_refusal(kind: &str, params: &[&str]) -> Option<String> {
+    let mut rest = params.iter();
+    while let Some(p) = rest.next() {
+        if *p != "limit" || kind == "pfifo_fast" || kind == "noqueue" {
+            return Some(format!("the {kind} parameter {p:?} is not modelled"));
+        }
+        let v = rest.next().map(|v| v.trim_end_matches('b'));
+        let Some(n) = v.and_then(|v| v.parse::<u64>().ok()) else {
+            return Some(format!("{kind} limit {:?}: not a number", v.unwrap_or("")));
+        };
+        if kind == "pfifo" && n == 0 {
+            return Some("pfifo limit 0 drops every packet (local transmit failures are not modelled)".into());
+        }
+        if kind == "bfifo" && n < 1500 {
+            return Some(format!("bfifo limit {n} bytes drops full-sized packets (local transmit failures are not modelled)"));
+        }
+    }
+    None
 }
 
 #[cfg(test)]
