@@ -7,24 +7,19 @@
 //! 1. computed in whole jiffies, rounded up (`usecs_to_jiffies()`), by its own formula below,
 //! 2. armed with `sk_reset_timer(jiffies + n)` (`inet_csk_reset_xmit_timer()`), where jiffies is
 //!    the tick count at arming time (the engine's ticks start at time 0), and
-//! 3. run from the timer wheel's bucket (kernel/time/timer.c `calc_wheel_index()`,
-//!    `calc_index()`): a timer is never early, so the bucket is the first one *after* its expiry
-//!    at the wheel level its distance picks — one tick late on level 0 (< 63 ticks), up to 8
-//!    ticks on level 1 (< 504), 64 on level 2, … (the wheel's slack, 12.5 % at most).
+//! 3. run from the timer wheel's bucket after its expiry (kernel/time/timer.c `calc_index()`):
+//!    one tick late, so a timer never fires early.
 //!
-//! Measured on Linux 6.18 (`CONFIG_HZ=250`) with packetdrill: a RACK timer of 25 ms + 2 ms fires
-//! 31.8 ms after the SACK that armed it (7 jiffies, one more for the wheel, less the SACK's
-//! phase in its tick), and each further millisecond of reordering window moves it by whole 4 ms
-//! ticks (docs/conformance.md).
+//! Measured on Linux 6.18 (`CONFIG_HZ=250`) with packetdrill: RACK's timer for a reordering
+//! window of 25 ms (+ 2 ms) sent the retransmission 31.1 ms after the SACK that armed it
+//! (7 ticks, one more for the wheel, less the SACK's phase in its tick; the engine: 32 ms), and
+//! windows of 26–29 ms all gave 34.5–35.1 ms: whole 4 ms ticks (docs/conformance.md).
 
 use crate::engine::{SimDuration, SimTime};
 
 const NS_PER_SEC: u128 = 1_000_000_000;
 /// `TCP_TIMEOUT_MIN_US` (include/net/tcp.h): added to RACK's and the loss probe's timeouts.
 pub const TIMEOUT_MIN: SimDuration = SimDuration::from_millis(2);
-/// kernel/time/timer.c: LVL_CLK_SHIFT (each level 8× coarser), LVL_SIZE (64 buckets per level).
-const LVL_CLK_SHIFT: u32 = 3;
-const LVL_SIZE: u64 = 64;
 
 /// The clock a sender's timers run on.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -75,22 +70,19 @@ impl TimerClock {
         }
     }
 
-    /// When a timer armed at `now` to expire after `when` runs: `mod_timer(jiffies + n)`, then
-    /// the timer wheel's bucket (`calc_wheel_index()`: the level whose range holds the
-    /// distance n, and `calc_index()`'s round-up to that level's granularity, plus one).
+    /// When a timer armed at `now` to expire after `when` runs: `mod_timer(jiffies + n)`, and
+    /// the timer wheel runs it from the bucket after its expiry (`calc_index()` rounds up by
+    /// one tick so that a timer armed late in a tick is not early).
+    ///
+    /// Level 0 of the wheel (< 63 ticks) only: farther timers wait for their level's coarser
+    /// bucket (8 ticks on level 1, 64 on level 2), which depends on the jiffies counter's phase
+    /// at arming time — random against the script's clock (a 252 ms RTO fired 253–271 ms after
+    /// arming on Linux 6.18, run to run) — so the engine runs them one tick late as well.
     pub fn fire_at(self, now: SimTime, when: SimDuration) -> SimTime {
         if self.is_exact() {
             return now + when;
         }
-        let n = self.ticks(when);
-        let expires = self.jiffies_at(now) + n;
-        // LVL_START(l) = (LVL_SIZE − 1) << ((l − 1) · LVL_CLK_SHIFT): level l holds distances
-        // below LVL_START(l + 1).
-        let mut shift = 0;
-        while shift < 8 * LVL_CLK_SHIFT && n >= (LVL_SIZE - 1) << shift {
-            shift += LVL_CLK_SHIFT;
-        }
-        self.tick_time(((expires >> shift) + 1) << shift)
+        self.tick_time(self.jiffies_at(now) + self.ticks(when) + 1)
     }
 
     /// The retransmission timer (`tcp_reset_xmit_timer(ICSK_TIME_RETRANS, icsk_rto)`): `rto`
@@ -108,11 +100,10 @@ impl TimerClock {
             let at = now + pto;
             return rto_at.map_or(at, |r| at.min(r));
         }
-        let mut when = self.round_up(pto);
-        if let Some(r) = rto_at.filter(|&r| r > now) {
-            when = when.min(self.round_up(r.saturating_since(now)));
-        }
-        self.fire_at(now, when)
+        // The probe takes the RTO's place on the one retransmit timer (icsk_pending), so "no
+        // later than the RTO" is the RTO timer's own bucket.
+        let at = self.fire_at(now, self.round_up(pto));
+        rto_at.map_or(at, |r| at.min(r))
     }
 
     /// RACK's reordering timer (`tcp_rack_mark_lost()`): the longest wait of a candidate
@@ -169,15 +160,10 @@ mod tests {
     }
 
     #[test]
-    fn farther_timers_wait_for_their_level_granularity() {
-        // 62 ticks: level 0, one tick late.
+    fn farther_timers_are_also_one_tick_late() {
         assert_eq!(HZ250.fire_at(SimTime::ZERO, ms(248)), at_ms(252));
-        // 63..503 ticks: level 1, the next multiple of 8 ticks (32 ms) after the expiry.
-        assert_eq!(HZ250.fire_at(SimTime::ZERO, ms(252)), at_ms(256));
-        assert_eq!(HZ250.fire_at(at_ms(4), ms(1000)), at_ms(1024));
-        assert_eq!(HZ250.fire_at(at_ms(100), ms(1000)), at_ms(1120));
-        // 504.. ticks: level 2, multiples of 64 ticks (256 ms).
-        assert_eq!(HZ250.fire_at(SimTime::ZERO, ms(3000)), at_ms(3072));
+        // A 250 ms RTO armed at 50 ms: 63 ticks from jiffy 12, run at jiffy 76.
+        assert_eq!(HZ250.fire_at(at_ms(50), ms(250)), at_ms(304));
     }
 
     #[test]
@@ -197,8 +183,8 @@ mod tests {
         // 2·srtt + 2 ms = 202 ms → 51 ticks (204 ms), + 1: armed at jiffy 25 → jiffy 77.
         assert_eq!(HZ250.loss_probe(at_ms(100), ms(202), None), at_ms(308));
         assert_eq!(TimerClock::EXACT.loss_probe(at_ms(100), ms(202), None), at_ms(302));
-        // The RTO is 150 ms away: min(51, 38) ticks.
-        assert_eq!(HZ250.loss_probe(at_ms(100), ms(202), Some(at_ms(250))), at_ms(256));
+        // The RTO's timer runs first: the probe takes its place.
+        assert_eq!(HZ250.loss_probe(at_ms(100), ms(202), Some(at_ms(256))), at_ms(256));
         assert_eq!(TimerClock::EXACT.loss_probe(at_ms(100), ms(202), Some(at_ms(250))), at_ms(250));
     }
 }
