@@ -445,6 +445,20 @@ mod tests {
     }
 
     #[test]
+    fn a_qdisc_that_would_drop_what_tcp_sends_is_refused() {
+        let mut s = Settings::default();
+        let refused = |r: Vec<Applied>| matches!(r.as_slice(), [Applied::Refused(_)]);
+        assert!(refused(s.shell("tc qdisc replace dev tun0 root pfifo limit 0", Path::new("."), 0)));
+        assert!(refused(s.shell("tc qdisc replace dev tun0 root bfifo limit 1000", Path::new("."), 0)));
+        assert!(refused(s.shell("tc qdisc add dev tun0 root netem delay 10ms", Path::new("."), 0)));
+        assert!(refused(s.shell("tc qdisc add dev tun0 root pfifo_fast bands 3", Path::new("."), 0)));
+        for fifo in ["pfifo", "pfifo limit 1", "bfifo limit 3000", "noqueue"] {
+            let r = s.shell(&format!("tc qdisc replace dev tun0 root {fifo}"), Path::new("."), 0);
+            assert!(matches!(r.as_slice(), [Applied::Ignored(_)]), "{fifo}: {r:?}");
+        }
+    }
+
+    #[test]
     fn a_shell_file_is_read_from_its_path_relative_to_the_script() {
         let dir = std::env::temp_dir().join(format!("hc-conform-sh-{}", std::process::id()));
         std::fs::create_dir_all(dir.join("common")).unwrap();

@@ -13,7 +13,7 @@
 //! Measured on Linux 6.18 (`CONFIG_HZ=250`) with packetdrill: RACK's timer for a reordering
 //! window of 25 ms (+ 2 ms) sent the retransmission 31.1 ms after the SACK that armed it
 //! (7 ticks, one more for the wheel, less the SACK's phase in its tick; the engine: 32 ms), and
-//! windows of 26–29 ms all gave 34.5–35.1 ms: whole 4 ms ticks (docs/conformance.md).
+//! windows of 26–28 ms all gave 34.9–35.1 ms: whole 4 ms ticks (docs/conformance.md).
 
 use crate::engine::{SimDuration, SimTime};
 
