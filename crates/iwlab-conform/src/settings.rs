@@ -15,10 +15,14 @@ pub const DEFAULT_ADV_MSS: u32 = 1460;
 pub const DEFAULT_PEER_MSS: u32 = 536;
 /// Bytes of the timestamps option on every segment (10, padded to 12).
 pub const TS_OPTION_BYTES: u32 = 12;
+/// The kernel's timer clock, CONFIG_HZ: Kconfig's default (`HZ_250`) and the kernel the scripts
+/// were checked on. Scenarios keep exact timers (`tcp.hz = 0`); a script is Linux, so its
+/// timers count jiffies (docs/conformance.md, "Timers"). No sysctl sets it.
+pub const KERNEL_HZ: u32 = 250;
 
 #[derive(Clone, Debug)]
 pub struct Settings {
-    /// `[tcp]` over the linux profile.
+    /// `[tcp]` over the linux profile, timers in jiffies at `KERNEL_HZ`.
     pub spec: TcpSpec,
     /// `ip route … initcwnd N` (TCP_INIT_CWND = 10 otherwise).
     pub initcwnd: u32,
@@ -36,7 +40,7 @@ pub struct Settings {
 impl Default for Settings {
     fn default() -> Self {
         Settings {
-            spec: TcpSpec { profile: Some("linux".into()), ..TcpSpec::default() },
+            spec: TcpSpec { profile: Some("linux".into()), hz: Some(KERNEL_HZ), ..TcpSpec::default() },
             initcwnd: 10,
             maxseg: None,
             fq: false,
@@ -442,6 +446,16 @@ mod tests {
         let c = s.config(Some(1000), false, true).unwrap();
         assert!(!c.sack && !c.timestamps && !c.dsack);
         assert_eq!(c.mss, 1000);
+    }
+
+    #[test]
+    fn a_script_runs_the_kernels_timers_in_jiffies() {
+        // Linux counts its TCP timers in jiffies at CONFIG_HZ; scenarios under the linux
+        // profile keep exact timers.
+        let cfg = Settings::default().config(Some(1000), true, true).unwrap();
+        assert_eq!(cfg.hz, KERNEL_HZ);
+        let spec = TcpSpec { profile: Some("linux".into()), ..TcpSpec::default() };
+        assert_eq!(iwlab_core::scenario::tcp_config(&spec).unwrap().hz, 0);
     }
 
     #[test]

@@ -26,7 +26,6 @@ quickack = 16                                    # TCP_MAX_QUICKACKS
 initial_rto = "1s"                               # TCP_TIMEOUT_INIT
 min_rto = "200ms"                                # TCP_RTO_MIN
 max_rto = "120s"                                 # TCP_RTO_MAX
-hz = 250                                         # CONFIG_HZ (Kconfig's default HZ_250): jiffies, timer wheel
 limited_transmit = true                          # always on in tcp_input.c
 syn_loss = "rfc6928"                             # IW 1 only after > 1 SYN retransmission
 dupthresh = 3                                    # net.ipv4.tcp_reordering = 3

@@ -70,9 +70,11 @@ pub(crate) fn reo_wnd(t: &Tcb, dsack: &Dsack) -> SimDuration {
 fn detect_loss_and_arm_timer(c: &mut Ctx, now: SimTime) {
     let reo = reo_wnd(c.t, &c.m.dsack);
     let due = c.t.outstanding.rack_detect_loss(now, reo);
-    // Linux arms it TCP_TIMEOUT_MIN_US later, in jiffies, at most the RTO (`timers.rs`).
-    let extra = if c.t.rtt.rule() == RtoRule::Linux { TIMEOUT_MIN } else { SimDuration::ZERO };
+    // Linux's timer in jiffies is armed TCP_TIMEOUT_MIN_US later, at most the RTO (`timers.rs`);
+    // the exact clock runs RFC 8985's timer as written.
     let (clock, rto) = (c.t.rtt.clock(), c.t.rtt.rto());
+    let linux = c.t.rtt.rule() == RtoRule::Linux && !clock.is_exact();
+    let extra = if linux { TIMEOUT_MIN } else { SimDuration::ZERO };
     c.t.rack_at = due.map(|d| clock.rack(now, d.saturating_since(now), extra, rto));
 }
 
