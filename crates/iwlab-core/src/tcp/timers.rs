@@ -1,8 +1,8 @@
 //! Where a sender's timers are armed, and on which clock (`tcp.hz`).
 //!
-//! Exact (`hz = 0`, the default): a timer due in d fires at now + d. Linux (`hz = N`, the linux
-//! profile's 250 = Kconfig's `HZ_250`): TCP's retransmission, loss-probe, RACK and zero-window
-//! timers are kernel timers counted in jiffies, so each is
+//! Exact (`hz = 0`, the default, also under the linux profile): a timer due in d fires at now + d.
+//! Linux (`hz = N`; `iwlab conform` runs 250 = Kconfig's `HZ_250`): TCP's retransmission,
+//! loss-probe, RACK and zero-window timers are kernel timers counted in jiffies, so each is
 //!
 //! 1. computed in whole jiffies, rounded up (`usecs_to_jiffies()`), by its own formula below,
 //! 2. armed with `sk_reset_timer(jiffies + n)` (`inet_csk_reset_xmit_timer()`), where jiffies is
