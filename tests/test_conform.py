@@ -99,6 +99,30 @@ def test_an_unknown_system_call_is_unsupported_exit_3(tmp_path):
     assert f"UNSUPPORTED {bad}:16: the system call poll()" in out.stdout
 
 
+def test_a_qdisc_that_drops_every_packet_is_unsupported_exit_3_at_its_line(tmp_path):
+    # sch_fifo.c: pfifo enqueues while qlen < limit, so limit 0 fails every transmit.
+    bad = _write(tmp_path, "pfifo0.pkt", FRESH + "+0 `tc qdisc replace dev tun0 root pfifo limit 0`\n")
+    out = _cli(bad)
+    assert out.returncode == 3, out.stdout
+    assert f"UNSUPPORTED {bad}:16: `tc qdisc replace dev tun0 root pfifo limit 0`: pfifo limit 0 drops" in out.stdout
+    # A FIFO that takes every packet sends as the engine does: a note, and the script passes.
+    ok = _write(tmp_path, "pfifo.pkt", FRESH + "+0 `tc qdisc replace dev tun0 root pfifo limit 100`\n")
+    assert _cli(ok).returncode == 0
+
+
+def test_batch_exit_status_is_the_worst_class_error_fail_unsupported_pass(tmp_path):
+    good = _write(tmp_path, "a-pass.pkt", FRESH)
+    fail = _write(tmp_path, "b-fail.pkt", FRESH.replace("tcpi_snd_cwnd == 4", "tcpi_snd_cwnd == 5"))
+    unsup = _write(tmp_path, "c-unsup.pkt", FRESH + "+0 `tc qdisc replace dev tun0 root netem delay 10ms`\n")
+    broken = _write(tmp_path, "d-error.pkt", FRESH.replace("+0 > P. 1:3001(3000) ack 1", "+0 > P. 1:3001 ack 1"))
+    classes = {(good,): 0, (good, unsup): 3, (good, unsup, fail): 1, (good, unsup, fail, broken): 2}
+    for scripts, code in classes.items():
+        out = _cli("--json", *scripts)
+        assert out.returncode == code, (scripts, out.stdout)
+    summary = json.loads(_cli("--json", good, fail, unsup, broken).stdout)["summary"]
+    assert summary == {"PASS": 1, "FAIL": 1, "UNSUPPORTED": 1, "ERROR": 1}
+
+
 def test_python_api():
     from iwlab.conform import run
 

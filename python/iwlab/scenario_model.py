@@ -1023,6 +1023,12 @@ class TcpSpec(ScenarioBase):
     Slow-start exit on RTT increase: `true` (= `"rfc9406"`, HyStart++), `"rfc9406"`,
     `"linux"` (Linux CUBIC's HyStart delay detector), or `false` (default false).
     """
+    hz: Annotated[int | None, Field(ge=0)] = None
+    """
+    Timer clock, ticks per second (Linux CONFIG_HZ: 100, 250, 300 or 1000): the
+    retransmission, loss-probe, RACK, zero-window and delayed-ACK timers count whole ticks
+    and run from Linux's timer wheel; 0 = exact (default 0, under the linux profile too).
+    """
     idle_restart: str | None = None
     """
     The window after idle: `"rfc5681"` (min(IW, cwnd) at once; default) or `"halve-per-rto"`

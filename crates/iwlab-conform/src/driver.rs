@@ -15,6 +15,9 @@ use iwlab_core::tcp::segment::{Flags, SackBlocks, Segment};
 use std::collections::VecDeque;
 use std::path::Path;
 
+/// packetdrill's default `--tolerance_percent`: the tolerance of an event is at least this
+/// share of the script time since the previous event (`verify_time()` in run.c).
+const DEFAULT_TOLERANCE_PERCENT: f64 = 12.5;
 /// packetdrill's default `--tolerance_usecs`.
 pub const DEFAULT_TOLERANCE_USECS: u64 = 4_000;
 
@@ -84,7 +87,11 @@ struct Sent {
 struct Driver<'a> {
     settings: Settings,
     dir: &'a Path,
+    /// The tolerance of the event being run: max(`base_tol`, `tol_percent` of the script time
+    /// since the previous event).
     tol: SimDuration,
+    base_tol: SimDuration,
+    tol_percent: f64,
     ep: Option<Endpoint>,
     iw: AnyIw,
     out: Outbox,
@@ -703,7 +710,9 @@ impl Driver<'_> {
                 } else {
                     match self.settings.congestion(&name) {
                         Applied::Set(m) => self.note("applied", m),
-                        Applied::Ignored(m) | Applied::Unsupported(m) => return self.unsupported(m),
+                        Applied::Ignored(m) | Applied::Unsupported(m) | Applied::Refused(m) => {
+                            return self.unsupported(m)
+                        }
                     }
                 }
             }
@@ -787,10 +796,11 @@ impl Driver<'_> {
         }
     }
 
-    fn shell(&mut self, cmd: &str) {
+    fn shell(&mut self, cmd: &str) -> R<()> {
         let started = self.ep.is_some();
         for a in self.settings.shell(cmd, self.dir, 0) {
             match a {
+                Applied::Refused(m) => return self.unsupported(m),
                 Applied::Set(m) if started => {
                     self.note("ignored", format!("{m}: set after the connection started, not applied to it"))
                 }
@@ -799,6 +809,7 @@ impl Driver<'_> {
                 Applied::Unsupported(m) => self.note("unsupported", m),
             }
         }
+        Ok(())
     }
 }
 
@@ -806,10 +817,14 @@ impl Driver<'_> {
 /// script's `--tolerance_usecs`.
 pub fn run(script: &Script, dir: &Path, tolerance_usecs: Option<u64>) -> Outcome {
     let mut tol = DEFAULT_TOLERANCE_USECS;
+    let mut percent = DEFAULT_TOLERANCE_PERCENT;
     let mut notes = Vec::new();
     for (line, k, v) in &script.options {
         match (k.as_str(), v.as_deref().and_then(|v| v.parse::<u64>().ok())) {
             ("tolerance_usecs", Some(n)) => tol = n,
+            ("tolerance_percent", _) if v.as_deref().and_then(|v| v.parse::<f64>().ok()).is_some_and(|p| p >= 0.0) => {
+                percent = v.as_deref().and_then(|v| v.parse::<f64>().ok()).unwrap_or(percent)
+            }
             _ => notes.push(Note { line: *line, kind: "ignored", message: format!("option --{k} is not modelled") }),
         }
     }
@@ -817,6 +832,8 @@ pub fn run(script: &Script, dir: &Path, tolerance_usecs: Option<u64>) -> Outcome
         settings: Settings::default(),
         dir,
         tol: SimDuration::from_micros(tolerance_usecs.unwrap_or(tol)),
+        base_tol: SimDuration::from_micros(tolerance_usecs.unwrap_or(tol)),
+        tol_percent: percent,
         ep: None,
         iw: IwConfig::Fixed { segments: 10 }.build(),
         out: Outbox::default(),
@@ -843,6 +860,7 @@ pub fn run(script: &Script, dir: &Path, tolerance_usecs: Option<u64>) -> Outcome
         zero_window: false,
     };
     let mut outcome = Outcome::default();
+    let mut last_script_time: Option<SimTime> = None;
     for ev in &script.events {
         d.line = ev.line;
         d.event = ev.text.clone();
@@ -860,6 +878,11 @@ pub fn run(script: &Script, dir: &Path, tolerance_usecs: Option<u64>) -> Outcome
             When::Any => None,
         };
         let t = window.map_or(d.now, |w| w.0);
+        // packetdrill's verify_time(): the tolerance grows with the script time since the
+        // previous event (12.5 % by default).
+        let since = last_script_time.map_or(SimDuration::ZERO, |l| t.saturating_since(l));
+        d.tol = d.base_tol.max(SimDuration::from_secs_f64(since.as_secs_f64() * d.tol_percent / 100.0));
+        last_script_time = window.map(|w| w.0);
         // A blocking call must have returned once the script is past its return time.
         if let Err(Fail(f)) = d.settle(t) {
             outcome.failure = Some(f);
@@ -873,10 +896,7 @@ pub fn run(script: &Script, dir: &Path, tolerance_usecs: Option<u64>) -> Outcome
                 d.syscall(c, t, end).map(|_| t)
             }
             EventKind::Code(text) => d.code(text, t).map(|_| t),
-            EventKind::Shell(cmd) => {
-                d.shell(cmd);
-                Ok(t)
-            }
+            EventKind::Shell(cmd) => d.shell(cmd).map(|_| t),
         };
         match r {
             Ok(happened) => {

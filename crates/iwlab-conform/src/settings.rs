@@ -15,10 +15,14 @@ pub const DEFAULT_ADV_MSS: u32 = 1460;
 pub const DEFAULT_PEER_MSS: u32 = 536;
 /// Bytes of the timestamps option on every segment (10, padded to 12).
 pub const TS_OPTION_BYTES: u32 = 12;
+/// The kernel's timer clock, CONFIG_HZ: Kconfig's default (`HZ_250`) and the kernel the scripts
+/// were checked on. Scenarios keep exact timers (`tcp.hz = 0`); a script is Linux, so its
+/// timers count jiffies (docs/conformance.md, "Timers"). No sysctl sets it.
+pub const KERNEL_HZ: u32 = 250;
 
 #[derive(Clone, Debug)]
 pub struct Settings {
-    /// `[tcp]` over the linux profile.
+    /// `[tcp]` over the linux profile, timers in jiffies at `KERNEL_HZ`.
     pub spec: TcpSpec,
     /// `ip route … initcwnd N` (TCP_INIT_CWND = 10 otherwise).
     pub initcwnd: u32,
@@ -36,7 +40,7 @@ pub struct Settings {
 impl Default for Settings {
     fn default() -> Self {
         Settings {
-            spec: TcpSpec { profile: Some("linux".into()), ..TcpSpec::default() },
+            spec: TcpSpec { profile: Some("linux".into()), hz: Some(KERNEL_HZ), ..TcpSpec::default() },
             initcwnd: 10,
             maxseg: None,
             fq: false,
@@ -56,6 +60,9 @@ pub enum Applied {
     /// Not modelled, and it changes what Linux sends (pacing): a script failing while it is in
     /// force is not a verdict on the engine's TCP.
     Unsupported(String),
+    /// The interpreter cannot honour it at all (a qdisc that drops what TCP sends): the script
+    /// is UNSUPPORTED at this line.
+    Refused(String),
 }
 
 /// CUBIC's module parameters (/sys/module/tcp_cubic/parameters/) at Linux's defaults, which
@@ -366,25 +373,55 @@ impl Settings {
 
     /// `tc qdisc … root KIND`: fq holds each skb until the departure time TCP stamped on it
     /// (`tcp_update_skb_after_send()`: the flow paced at sk_pacing_rate, in TSO bursts sized by
-    /// `tcp_tso_autosize()`); a FIFO sends as the engine does.
+    /// `tcp_tso_autosize()`); a FIFO that takes every packet sends as the engine does. Anything
+    /// else would drop or hold what TCP sends, which the engine has no layer for: refused.
     fn qdisc(&mut self, words: &[&str]) -> Applied {
         let line = words.join(" ");
         if words.iter().any(|w| matches!(*w, "del" | "delete")) {
             return Applied::Ignored(format!("`{line}`: no effect (the engine sends without a qdisc)"));
         }
-        match words.iter().position(|w| *w == "root").and_then(|i| words.get(i + 1)) {
-            Some(&"fq") => {
+        let Some(at) = words.iter().position(|w| *w == "root") else {
+            return Applied::Refused(format!("`{line}`: only a root qdisc is read"));
+        };
+        let (kind, params) = (words.get(at + 1).copied().unwrap_or(""), &words[(at + 2).min(words.len())..]);
+        match kind {
+            "fq" => {
                 self.fq = true;
                 Applied::Set(format!(
                     "`{line}` → the flow is paced at sk_pacing_rate in TSO bursts sized by tcp_tso_autosize()"
                 ))
             }
-            Some(&("pfifo" | "pfifo_fast" | "bfifo" | "noqueue")) => {
-                Applied::Ignored(format!("`{line}`: no effect (a FIFO: the engine sends as it does)"))
-            }
-            _ => Applied::Unsupported(format!("`{line}`: this qdisc is not modelled")),
+            "pfifo" | "bfifo" | "pfifo_fast" | "noqueue" => match fifo_refusal(kind, params) {
+                Some(why) => Applied::Refused(format!("`{line}`: {why}")),
+                None => Applied::Ignored(format!("`{line}`: no effect (a FIFO: the engine sends as it does)")),
+            },
+            _ => Applied::Refused(format!("`{line}`: the qdisc {kind:?} is not modelled")),
         }
     }
+}
+
+/// Why a FIFO's parameters cannot be honoured, if they cannot: net/sched/sch_fifo.c enqueues
+/// while the queue is below `limit` (packets for pfifo, bytes for bfifo), so pfifo `limit 0`
+/// drops every packet and bfifo below one packet drops full-sized ones — local transmit
+/// failures (`tcp_transmit_skb()` errors), which the engine does not model.
+fn fifo_refusal(kind: &str, params: &[&str]) -> Option<String> {
+    let mut rest = params.iter();
+    while let Some(p) = rest.next() {
+        if *p != "limit" || kind == "pfifo_fast" || kind == "noqueue" {
+            return Some(format!("the {kind} parameter {p:?} is not modelled"));
+        }
+        let v = rest.next().map(|v| v.trim_end_matches('b'));
+        let Some(n) = v.and_then(|v| v.parse::<u64>().ok()) else {
+            return Some(format!("{kind} limit {:?}: not a number", v.unwrap_or("")));
+        };
+        if kind == "pfifo" && n == 0 {
+            return Some("pfifo limit 0 drops every packet (local transmit failures are not modelled)".into());
+        }
+        if kind == "bfifo" && n < 1500 {
+            return Some(format!("bfifo limit {n} bytes drops full-sized packets (local transmit failures are not modelled)"));
+        }
+    }
+    None
 }
 
 #[cfg(test)]
@@ -409,6 +446,30 @@ mod tests {
         let c = s.config(Some(1000), false, true).unwrap();
         assert!(!c.sack && !c.timestamps && !c.dsack);
         assert_eq!(c.mss, 1000);
+    }
+
+    #[test]
+    fn a_script_runs_the_kernels_timers_in_jiffies() {
+        // Linux counts its TCP timers in jiffies at CONFIG_HZ; scenarios under the linux
+        // profile keep exact timers.
+        let cfg = Settings::default().config(Some(1000), true, true).unwrap();
+        assert_eq!(cfg.hz, KERNEL_HZ);
+        let spec = TcpSpec { profile: Some("linux".into()), ..TcpSpec::default() };
+        assert_eq!(iwlab_core::scenario::tcp_config(&spec).unwrap().hz, 0);
+    }
+
+    #[test]
+    fn a_qdisc_that_would_drop_what_tcp_sends_is_refused() {
+        let mut s = Settings::default();
+        let refused = |r: Vec<Applied>| matches!(r.as_slice(), [Applied::Refused(_)]);
+        assert!(refused(s.shell("tc qdisc replace dev tun0 root pfifo limit 0", Path::new("."), 0)));
+        assert!(refused(s.shell("tc qdisc replace dev tun0 root bfifo limit 1000", Path::new("."), 0)));
+        assert!(refused(s.shell("tc qdisc add dev tun0 root netem delay 10ms", Path::new("."), 0)));
+        assert!(refused(s.shell("tc qdisc add dev tun0 root pfifo_fast bands 3", Path::new("."), 0)));
+        for fifo in ["pfifo", "pfifo limit 1", "bfifo limit 3000", "noqueue"] {
+            let r = s.shell(&format!("tc qdisc replace dev tun0 root {fifo}"), Path::new("."), 0);
+            assert!(matches!(r.as_slice(), [Applied::Ignored(_)]), "{fifo}: {r:?}");
+        }
     }
 
     #[test]

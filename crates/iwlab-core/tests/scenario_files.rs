@@ -582,6 +582,19 @@ fn unknown_policy_kind_lists_the_kinds() {
 }
 
 #[test]
+fn timer_clock_is_a_linux_hz_or_exact() {
+    let e = reject(&edit("rfc2415", "sack = false", "sack = false\nhz = 7"));
+    assert_eq!(e.path(), "tcp.hz");
+    assert_mentions(&e, &["tcp.hz = 7 is not allowed", "0 (exact) or one of [100, 250, 300, 1000]"]);
+    // The linux profile keeps exact timers; a scenario may count jiffies.
+    let b = built("rfc6928");
+    assert_eq!(b.apps[0].tcp.hz, 0);
+    let text = edit("rfc6928", "profile = \"linux\"", "profile = \"linux\"\nhz = 250");
+    let b = Scenario::from_toml_str(&text).unwrap().build(None).unwrap();
+    assert_eq!(b.apps[0].tcp.hz, 250);
+}
+
+#[test]
 fn unknown_congestion_control_lists_the_names() {
     let e = reject(&edit("rfc2415", "cc = \"reno\"", "cc = \"bbr\""));
     assert_eq!(e.path(), "tcp.cc");

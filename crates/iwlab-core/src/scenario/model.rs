@@ -374,6 +374,11 @@ pub struct TcpSpec {
     /// Clock granularity G (RFC 6298); timers are rounded up to it; 0 = exact (default 0s).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub granularity: Option<Duration>,
+    /// Timer clock, ticks per second (Linux CONFIG_HZ: 100, 250, 300 or 1000): the
+    /// retransmission, loss-probe, RACK, zero-window and delayed-ACK timers count whole ticks
+    /// and run from Linux's timer wheel; 0 = exact (default 0, under the linux profile too).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub hz: Option<u32>,
     /// Duplicate ACKs that trigger fast retransmit, ≥ 1 (default 3).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub dupthresh: Option<u32>,

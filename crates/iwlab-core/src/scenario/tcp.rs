@@ -14,6 +14,7 @@ use crate::tcp::config::{DelayedAck, RecoveryKind, SynLossRule, TcpConfig};
 use crate::tcp::pacing::PacerRule;
 use crate::tcp::recovery::prr::ReductionBound;
 use crate::tcp::rto::RtoRule;
+use crate::tcp::timers::TimerClock;
 
 type R<T> = Result<T, ScenarioError>;
 
@@ -35,6 +36,7 @@ macro_rules! tcp_spec_fields {
             min_rto,
             max_rto,
             granularity,
+            hz,
             dupthresh,
             limited_transmit,
             abc_l,
@@ -237,6 +239,13 @@ pub(crate) fn tcp_config(base: &TcpSpec, over: &TcpSpec, path_of: &dyn Fn(&str) 
         return Err(ScenarioError::value(path_of(f), v, e));
     }
     c.granularity = s.granularity.map_or(c.granularity, Duration::get);
+    if let Some(hz) = s.hz {
+        if hz != 0 && !TimerClock::LINUX_HZ.contains(&hz) {
+            let allowed = format!("0 (exact) or one of {:?}", TimerClock::LINUX_HZ);
+            return Err(ScenarioError::value(path_of("hz"), hz, allowed));
+        }
+        c.hz = hz;
+    }
     if let Some(d) = s.dupthresh {
         if d == 0 {
             return Err(ScenarioError::value(path_of("dupthresh"), 0, ">= 1"));

@@ -5,6 +5,7 @@ use super::cc::CcConfig;
 use super::pacing::PacingConfig;
 use super::recovery::prr::ReductionBound;
 use super::rto::RtoRule;
+use super::timers::TimerClock;
 use crate::engine::SimDuration;
 
 /// Which fast-retransmit / fast-recovery algorithm the sender runs.
@@ -80,6 +81,9 @@ pub struct TcpConfig {
     pub max_rto: SimDuration,
     /// Clock granularity G of RFC 6298 (2.2)/(2.3); timers are rounded up to it. 0 = exact.
     pub granularity: SimDuration,
+    /// The clock the timers run on (`timers.rs`): Linux's CONFIG_HZ ticks per second, timers
+    /// in whole ticks run from the kernel's timer wheel; 0 = exact.
+    pub hz: u32,
     /// Dup ACKs that trigger fast retransmit.
     pub dupthresh: u32,
     /// Linux `tcp_check_sack_reordering()`: learn the degree of reordering from SACKs (it
@@ -163,6 +167,7 @@ impl Default for TcpConfig {
             min_rto: SimDuration::from_secs(1),
             max_rto: SimDuration::from_secs(60),
             granularity: SimDuration::ZERO,
+            hz: 0,
             dupthresh: 3,
             reordering_learned: false,
             limited_transmit: false,
@@ -226,6 +231,9 @@ impl TcpConfig {
         }
         if self.min_rto > self.max_rto {
             return Err(format!("tcp.min_rto ({}) exceeds tcp.max_rto ({})", self.min_rto, self.max_rto));
+        }
+        if self.hz != 0 && !TimerClock::LINUX_HZ.contains(&self.hz) {
+            return Err(format!("tcp.hz = {} is not allowed; expected 0 (exact) or one of {:?}", self.hz, TimerClock::LINUX_HZ));
         }
         if self.initial_rto == SimDuration::ZERO {
             return Err("tcp.initial_rto must be > 0".into());

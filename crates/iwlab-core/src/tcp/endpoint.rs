@@ -9,6 +9,7 @@ use super::iw::{AnyIw, IwContext, IwEvent, IwEventKind, IwPolicy};
 use super::receiver::{AckNeed, Receiver};
 use super::segment::{Flags, SackBlocks, Segment};
 use super::sender::{ts_value, Sender, TxSeg};
+use super::timers::TimerClock;
 use crate::engine::SimTime;
 use crate::net::packet::{Ecn, NodeId};
 
@@ -101,7 +102,10 @@ impl Endpoint {
     fn new(cfg: &TcpConfig, is_client: bool, peer: NodeId, declared_size: Option<u64>) -> Self {
         Endpoint {
             sender: Sender::new(cfg, false, false),
-            receiver: Receiver::new(1, cfg.delayed_ack).with_quickack(cfg.quickack).with_dsack(cfg.dsack),
+            receiver: Receiver::new(1, cfg.delayed_ack)
+                .with_quickack(cfg.quickack)
+                .with_dsack(cfg.dsack)
+                .with_clock(TimerClock::new(cfg.hz)),
             cfg: cfg.clone(),
             state: if is_client { State::Closed } else { State::Listen },
             is_client,

@@ -33,3 +33,4 @@ pub mod scoreboard;
 pub mod segment;
 pub mod sender;
 pub mod tcb;
+pub mod timers;

@@ -12,6 +12,7 @@
 //! but smaller than the next segment; the engine probes with the zero-length segment then too.
 
 use crate::engine::{SimDuration, SimTime};
+use crate::tcp::timers::TimerClock;
 
 /// `net.ipv4.tcp_retries2`'s default: the backoff stops doubling there.
 const MAX_BACKOFF: u32 = 15;
@@ -54,24 +55,31 @@ impl Persist {
 
     /// After the sender tried to send: arm the timer if the window blocks it (`blocked`), stop
     /// it and forget the backoff if not.
-    pub fn check(&mut self, blocked: bool, rto: SimDuration, now: SimTime) {
+    pub fn check(&mut self, blocked: bool, rto: SimDuration, clock: TimerClock, now: SimTime) {
         if !blocked {
             self.stop();
         } else if self.at.is_none() {
-            self.at = Some(now + self.when(rto));
+            self.at = Some(clock.probe0(now, self.when(rto)));
         }
     }
 
     /// The timer expired: the sequence number of the probe to send (`snd_una` − 1: a
     /// zero-length segment), and the timer re-armed with one more doubling.
-    pub fn on_timer(&mut self, blocked: bool, rto: SimDuration, snd_una: u64, now: SimTime) -> Option<u64> {
+    pub fn on_timer(
+        &mut self,
+        blocked: bool,
+        rto: SimDuration,
+        clock: TimerClock,
+        snd_una: u64,
+        now: SimTime,
+    ) -> Option<u64> {
         if !blocked {
             self.stop();
             return None;
         }
         self.probes += 1;
         self.backoff = (self.backoff + 1).min(MAX_BACKOFF);
-        self.at = Some(now + self.when(rto));
+        self.at = Some(clock.probe0(now, self.when(rto)));
         Some(snd_una - 1)
     }
 }
@@ -88,28 +96,28 @@ mod tests {
     fn probes_back_off_from_the_rto_and_stop_when_the_window_opens() {
         let mut p = Persist::new(ms(200), ms(120_000));
         let t0 = SimTime::ZERO;
-        p.check(true, ms(300), t0);
+        p.check(true, ms(300), TimerClock::EXACT, t0);
         assert_eq!(p.at, Some(t0 + ms(300)));
         // A second check while armed keeps the deadline.
-        p.check(true, ms(300), t0 + ms(100));
+        p.check(true, ms(300), TimerClock::EXACT, t0 + ms(100));
         assert_eq!(p.at, Some(t0 + ms(300)));
-        assert_eq!(p.on_timer(true, ms(300), 26001, t0 + ms(300)), Some(26000));
+        assert_eq!(p.on_timer(true, ms(300), TimerClock::EXACT, 26001, t0 + ms(300)), Some(26000));
         assert_eq!((p.at, p.probes), (Some(t0 + ms(900)), 1));
-        p.on_timer(true, ms(300), 26001, t0 + ms(900)).unwrap();
+        p.on_timer(true, ms(300), TimerClock::EXACT, 26001, t0 + ms(900)).unwrap();
         assert_eq!((p.at, p.probes), (Some(t0 + ms(2100)), 2));
         // An ACK that leaves the window closed: the count restarts, the backoff stays.
         p.on_ack();
-        p.check(true, ms(300), t0 + ms(1000));
+        p.check(true, ms(300), TimerClock::EXACT, t0 + ms(1000));
         assert_eq!((p.at, p.probes), (Some(t0 + ms(2200)), 0));
-        p.check(false, ms(300), t0 + ms(1000));
+        p.check(false, ms(300), TimerClock::EXACT, t0 + ms(1000));
         assert_eq!((p.at, p.probes), (None, 0));
         // The base is at least TCP_RTO_MIN, the timeout at most TCP_RTO_MAX.
-        p.check(true, ms(50), t0);
+        p.check(true, ms(50), TimerClock::EXACT, t0);
         assert_eq!(p.at, Some(t0 + ms(200)));
         for _ in 0..20 {
-            p.on_timer(true, ms(50), 2, t0);
+            p.on_timer(true, ms(50), TimerClock::EXACT, 2, t0);
         }
         assert_eq!(p.at, Some(t0 + ms(120_000)));
-        assert!(p.on_timer(false, ms(50), 2, t0).is_none() && p.at.is_none());
+        assert!(p.on_timer(false, ms(50), TimerClock::EXACT, 2, t0).is_none() && p.at.is_none());
     }
 }

@@ -7,6 +7,7 @@
 use super::config::DelayedAck;
 use super::segment::SackBlocks;
 use crate::engine::SimTime;
+use super::timers::TimerClock;
 
 #[derive(Clone, Debug)]
 pub struct Receiver {
@@ -21,6 +22,8 @@ pub struct Receiver {
     /// Data segments received since the last ACK we sent.
     unacked: u32,
     delack_at: Option<SimTime>,
+    /// The clock the delayed-ACK timer runs on (`timers.rs`).
+    clock: TimerClock,
     /// Sequence number of the peer's FIN, once seen.
     fin_seq: Option<u64>,
     /// CE seen and not yet acknowledged by a CWR (RFC 3168 §6.1.3).
@@ -59,6 +62,7 @@ impl Receiver {
             delayed,
             unacked: 0,
             delack_at: None,
+            clock: TimerClock::EXACT,
             fin_seq: None,
             ece: false,
             segments_received: 0,
@@ -83,6 +87,11 @@ impl Receiver {
     /// is ACKed at once (`tcp_in_quickack_mode()` in `__tcp_ack_snd_check()`); each ACK that
     /// acknowledges data uses one (`tcp_dec_quickack_mode()`). A duplicate (retransmitted)
     /// segment re-enters it (`tcp_enter_quickack_mode()` in `tcp_data_queue()`). 0 = off.
+    pub fn with_clock(mut self, clock: TimerClock) -> Self {
+        self.clock = clock;
+        self
+    }
+
     pub fn with_quickack(mut self, n: u32) -> Self {
         self.quick = n;
         self.quickack = n;
@@ -172,7 +181,7 @@ impl Receiver {
             Some(d) if self.unacked >= d.segments => AckNeed::Now,
             Some(d) => {
                 if self.delack_at.is_none() {
-                    self.delack_at = Some(now + d.timeout);
+                    self.delack_at = Some(self.clock.delayed_ack(now, d.timeout));
                 }
                 AckNeed::Delayed
             }

@@ -9,6 +9,7 @@
 //! gives about SRTT — the difference between a spurious RTO and none behind a full queue.
 
 use crate::engine::SimDuration;
+use crate::tcp::timers::TimerClock;
 
 /// Which RTO arithmetic an estimator follows.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -48,6 +49,7 @@ pub struct RttEstimator {
     min_rtt: Option<SimDuration>,
     rule: RtoRule,
     linux: LinuxVar,
+    clock: TimerClock,
 }
 
 impl RttEstimator {
@@ -64,6 +66,7 @@ impl RttEstimator {
             min_rtt: None,
             rule: RtoRule::Rfc6298,
             linux: LinuxVar::default(),
+            clock: TimerClock::EXACT,
         }
     }
 
@@ -71,6 +74,16 @@ impl RttEstimator {
     pub fn with_rule(mut self, rule: RtoRule) -> Self {
         self.rule = rule;
         self
+    }
+
+    /// The same estimator counting its RTO in `clock`'s ticks.
+    pub fn with_clock(mut self, clock: TimerClock) -> Self {
+        self.clock = clock;
+        self
+    }
+
+    pub fn clock(&self) -> TimerClock {
+        self.clock
     }
 
     pub fn rule(&self) -> RtoRule {
@@ -168,6 +181,12 @@ impl RttEstimator {
     pub fn rto(&self) -> SimDuration {
         // (2.4) clamps the computed RTO; (5.5) doubles the RTO in force, i.e. the clamped one.
         let clamped = self.base_rto.max(self.min_rto);
+        if !self.clock.is_exact() {
+            // icsk_rto is whole jiffies (`__tcp_set_rto()`: usecs_to_jiffies(srtt + rttvar)),
+            // doubled per expiry (`inet_csk_rto_backoff()`), at most TCP_RTO_MAX.
+            let ticks = self.clock.round_up(clamped);
+            return ticks.saturating_mul(1u64 << self.backoff.min(40)).min(self.max_rto);
+        }
         clamped.saturating_mul(1u64 << self.backoff.min(40)).min(self.max_rto).round_up_to(self.granularity)
     }
 

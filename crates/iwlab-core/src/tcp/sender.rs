@@ -25,6 +25,7 @@ use super::rtt_sample::{AckedSegments, RttSamples};
 use super::scoreboard::Scoreboard;
 use super::segment::{Flags, Segment};
 use super::tcb::{CaState, CwndUse, Tcb, Window};
+use super::timers::TimerClock;
 use crate::engine::{SimDuration, SimTime};
 use std::ops::{Deref, DerefMut};
 
@@ -56,7 +57,9 @@ impl Sender {
         let mss = cfg.mss as u64;
         let tcb = Tcb {
             w: Window { cwnd: mss, ssthresh: cfg.initial_ssthresh, mss, abc_l: cfg.abc_l, bytes_acked: 0 },
-            rtt: RttEstimator::new(cfg.initial_rto, cfg.min_rto, cfg.max_rto, cfg.granularity).with_rule(cfg.timers),
+            rtt: RttEstimator::new(cfg.initial_rto, cfg.min_rto, cfg.max_rto, cfg.granularity)
+                .with_rule(cfg.timers)
+                .with_clock(TimerClock::new(cfg.hz)),
             dupthresh: cfg.dupthresh,
             reordering: Reordering::new(cfg.dupthresh, cfg.reordering_learned),
             limited_transmit: cfg.limited_transmit,
@@ -490,8 +493,8 @@ impl Sender {
             self.validate_cwnd(out.len() > sent);
         }
         let t = &mut self.tcb;
-        let (blocked, rto) = (t.window_blocks(), t.rtt.rto());
-        t.persist.check(blocked, rto, now);
+        let (blocked, rto, clock) = (t.window_blocks(), t.rtt.rto(), t.rtt.clock());
+        t.persist.check(blocked, rto, clock, now);
     }
 
     /// Linux tcp_cwnd_validate() after tcp_write_xmit(): the window was used up if the data
@@ -630,8 +633,8 @@ impl Sender {
         }
         if self.tcb.persist.at.is_some_and(|t| t <= now) {
             let t = &mut self.tcb;
-            let (blocked, rto) = (t.window_blocks(), t.rtt.rto());
-            if let Some(seq) = t.persist.on_timer(blocked, rto, t.snd_una, now) {
+            let (blocked, rto, clock) = (t.window_blocks(), t.rtt.rto(), t.rtt.clock());
+            if let Some(seq) = t.persist.on_timer(blocked, rto, clock, t.snd_una, now) {
                 out.push(TxSeg { seq, len: 0, fin: false, retransmit: false });
             }
         }

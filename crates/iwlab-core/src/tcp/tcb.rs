@@ -201,7 +201,7 @@ impl Tcb {
     }
 
     pub(crate) fn arm_rto(&mut self, now: SimTime) {
-        self.rto_at = Some(now + self.rtt.rto());
+        self.rto_at = Some(self.rtt.clock().rto(now, self.rtt.rto()));
     }
 
     /// Without SACK, Linux counts each duplicate ACK as a SACKed segment (`tcp_add_reno_sack()`),

@@ -31,7 +31,9 @@ use super::dsack::Dsack;
 use super::ops::{Ctx, RecoveryOps};
 use crate::engine::{SimDuration, SimTime};
 use crate::tcp::cc::CongestionOps;
+use crate::tcp::rto::RtoRule;
 use crate::tcp::tcb::{Tcb, TxSeg};
+use crate::tcp::timers::TIMEOUT_MIN;
 
 /// RACK's per-segment state (transmit order, RACK.xmit_ts / end_seq / rtt, reordering seen)
 /// lives in the scoreboard (`scoreboard.rs`), next to the segments it describes.
@@ -67,7 +69,13 @@ pub(crate) fn reo_wnd(t: &Tcb, dsack: &Dsack) -> SimDuration {
 /// (or clears) the RACK timer.
 fn detect_loss_and_arm_timer(c: &mut Ctx, now: SimTime) {
     let reo = reo_wnd(c.t, &c.m.dsack);
-    c.t.rack_at = c.t.outstanding.rack_detect_loss(now, reo);
+    let due = c.t.outstanding.rack_detect_loss(now, reo);
+    // Linux's timer in jiffies is armed TCP_TIMEOUT_MIN_US later, at most the RTO (`timers.rs`);
+    // the exact clock runs RFC 8985's timer as written.
+    let (clock, rto) = (c.t.rtt.clock(), c.t.rtt.rto());
+    let linux = c.t.rtt.rule() == RtoRule::Linux && !clock.is_exact();
+    let extra = if linux { TIMEOUT_MIN } else { SimDuration::ZERO };
+    c.t.rack_at = due.map(|d| clock.rack(now, d.saturating_since(now), extra, rto));
 }
 
 impl RecoveryOps for Rack {

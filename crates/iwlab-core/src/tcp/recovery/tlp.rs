@@ -96,11 +96,7 @@ impl Tlp {
         }
         let pto = calc_pto_with(t.rtt.srtt(), t.outstanding.len() == 1, self.max_ack_delay, self.multi_delay);
         // "If Now() + PTO > TCP_RTO_expiration(): PTO = TCP_RTO_expiration() − Now()".
-        let mut at = now + pto;
-        if let Some(rto) = t.rto_at {
-            at = at.min(rto);
-        }
-        self.at = Some(at);
+        self.at = Some(t.rtt.clock().loss_probe(now, pto, t.rto_at));
     }
 
     /// RFC 8985 §7.2: an armed PTO is dropped once its conditions stop holding (recovery
