@@ -61,7 +61,7 @@ install: ext
 
 ## test: set up, then run every test. The builds run two at a time (the extension's link-time
 ## pass holds one core for minutes; the helper programs and the Rust tests build on the other),
-## then the Rust tests and pytest run one after the other, alone.
+## then the Rust tests and pytest (two workers) run one after the other, alone.
 test:
 	@$(MAKE) --no-print-directory -j2 test-builds
 	@$(MAKE) --no-print-directory -j1 test-rust test-python
@@ -119,9 +119,12 @@ test-rust: deps-rust deps-tools deps-bpf
 	@[ ! -f $(LOG)/test-rust.log ] || awk '/^test result:/ {p += $$4; f += $$6; i += $$8} \
 	  END {printf "test-rust: %d passed, %d failed, %d ignored\n", p, f, i}' $(LOG)/test-rust.log
 
+# Two pytest-xdist workers: the kernel tests run one after the other on one of them (their group,
+# tests/conftest.py), mostly waiting on real time, while the simulations use both cores.
+PYTEST_WORKERS ?= 2
 test-python: ext deps-browser
-	@echo "test-python: pytest"
-	@$(PY) -m pytest -q
+	@echo "test-python: pytest -n $(PYTEST_WORKERS) --dist loadgroup"
+	@$(PY) -m pytest -q -n $(PYTEST_WORKERS) --dist loadgroup
 
 # $(call apt,NAME,PACKAGES,WHAT IS SKIPPED): apt-get install PACKAGES quietly (log in
 # $(LOG)/NAME.log); if that fails, one line saying so and what is skipped (never an error).

@@ -112,6 +112,51 @@ def module_namespace():
     yield from _namespaces()
 
 
+# ---- beside a second pytest-xdist worker (`make test`: pytest -n 2 --dist loadgroup) ----------
+
+#: What makes a test use the kernel: its markers, or the fixtures that give it namespaces, the
+#: emulator, BPF or the documents' lab (tests/test_doc_commands.py marks its documents that need them).
+KERNEL_MARKERS = {"netns", "deploy"}
+KERNEL_FIXTURES = {"namespace", "module_namespace", "emulation_ready", "bpf_ready", "doc_lab"}
+#: Session fixtures whose work is worth doing once (each worker has its own session).
+SHARED_SESSION = {"stored_sweep"}
+
+
+def xdist_group(item: pytest.Item) -> str | None:
+    """Where a test runs beside a second worker. The kernel tests form one group, run one after
+    the other on one worker as a single pytest would run them: their leak checks read the whole
+    machine (`ip netns list`, bpftool) and setup.sh may take dpkg's lock. A test using a
+    module-scoped fixture runs with the rest of its module, one using a SHARED_SESSION fixture with
+    the others using it, so that fixture's work is done once; any other test runs on either worker."""
+    if {m.name for m in item.iter_markers()} & KERNEL_MARKERS or set(item.fixturenames) & KERNEL_FIXTURES:
+        return "kernel"
+    info = getattr(item, "_fixtureinfo", None)
+    defs = info.name2fixturedefs if info is not None else {}
+    if any(d[-1].scope in ("module", "class", "package") for d in defs.values() if d):
+        return item.module.__name__
+    shared = sorted(set(item.fixturenames) & SHARED_SESSION)
+    return shared[0] if shared else None
+
+
+@pytest.hookimpl(tryfirst=True)  # before xdist's own hook reads the marks into the test ids
+def pytest_collection_modifyitems(config, items):
+    for item in items:
+        group = xdist_group(item)
+        if group is not None and item.get_closest_marker("xdist_group") is None:
+            item.add_marker(pytest.mark.xdist_group(group))
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_collection_finish(session):
+    """Under `--dist loadgroup`, xdist carries a test's group in its id (`…@kernel`); where it
+    could not (a pytest whose ids it cannot change), the kernel tests would run side by side."""
+    if getattr(session.config.option, "loadgroup", False):
+        lost = [i.nodeid for i in session.items if i.get_closest_marker("xdist_group") and "@" not in i.nodeid]
+        if lost:
+            raise pytest.UsageError(f"--dist loadgroup did not group {len(lost)} tests (e.g. {lost[0]}): "
+                                    "this pytest-xdist does not work with this pytest (pyproject.toml's pins)")
+
+
 # ---- stored results ----------------------------------------------------------------------------
 
 @pytest.fixture(scope="session")

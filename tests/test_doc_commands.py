@@ -273,10 +273,14 @@ class Background:
 
 
 DOCS = sorted({s.doc for s in all_snippets()})
+#: The documents with snippets on the lab or the emulator: they run in the kernel tests' group
+#: (tests/conftest.py) when a second pytest-xdist worker runs beside.
+ON_KERNEL = {s.doc for s in all_snippets() if (e := entry_for(s)) is not None and e.kind == "expect" and e.needs}
 
 
 @pytest.mark.timeout(1800)
-@pytest.mark.parametrize("doc", DOCS)
+@pytest.mark.parametrize("doc", [pytest.param(d, marks=pytest.mark.xdist_group("kernel")) if d in ON_KERNEL else d
+                                 for d in DOCS])
 def test_every_snippet_of_the_document_runs(doc, tmp_path, request):
     work = _workdir(tmp_path)
     ran, not_run, fresh = 0, {}, False
