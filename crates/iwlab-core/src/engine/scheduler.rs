@@ -36,7 +36,11 @@ const KEEP: usize = 32;
 /// buffer grows once to an ordinary bucket's size on the ring's first turn instead of
 /// doubling its way there (4, 8, 16) over several turns — steady state allocates nothing.
 const MIN: usize = 16;
+/// Entries the buffers of the opened slot (its sort keys, `current`) keep whatever the bucket
+/// (32 KB): only a burst's larger buffer is given back, so ordinary slots reallocate nothing.
+const OPEN_KEEP: usize = 1024;
 
+#[derive(Clone, Copy)]
 struct Entry<E> {
     at: SimTime,
     event: E,
@@ -45,6 +49,10 @@ struct Entry<E> {
 fn slot_of(at: SimTime) -> u64 {
     at.as_nanos() >> SLOT_SHIFT
 }
+
+/// Bits of a sort key below a slot's time offset (`open_next_slot`): the event's position in
+/// its bucket.
+const POS_BITS: u32 = 64 - SLOT_SHIFT;
 
 /// A deterministic discrete-event queue.
 pub struct Scheduler<E> {
@@ -61,15 +69,17 @@ pub struct Scheduler<E> {
     next_slot: u64,
     now: SimTime,
     popped: u64,
+    /// Sort keys of the bucket being opened (a buffer kept between slots).
+    keys: Vec<u64>,
 }
 
-impl<E> Default for Scheduler<E> {
+impl<E: Copy> Default for Scheduler<E> {
     fn default() -> Self {
         Self::new()
     }
 }
 
-impl<E> Scheduler<E> {
+impl<E: Copy> Scheduler<E> {
     pub fn new() -> Self {
         Scheduler {
             current: Vec::new(),
@@ -80,6 +90,7 @@ impl<E> Scheduler<E> {
             next_slot: 0,
             now: SimTime::ZERO,
             popped: 0,
+            keys: Vec::new(),
         }
     }
 
@@ -119,30 +130,47 @@ impl<E> Scheduler<E> {
             }
             let i = (self.next_slot % SLOTS) as usize;
             let found = !self.ring[i].is_empty();
-            let mut bucket = Vec::new();
             if found {
-                bucket = std::mem::take(&mut self.ring[i]);
-                // The slot keeps the drained queue's buffer, up to `KEEP` entries of it: a
-                // bucket of ordinary size is not reallocated once the ring has gone round.
-                let mut spare = std::mem::take(&mut self.current);
-                spare.shrink_to(KEEP);
-                spare.reserve(MIN);
-                self.ring[i] = spare;
+                self.open(i);
             }
             self.next_slot += 1;
             if self.overflow_first < self.next_slot + SLOTS {
                 self.pull_overflow();
             }
             if found {
-                self.in_ring -= bucket.len();
-                // The bucket is in scheduling order (see the module's comment): stable by time
-                // is (time, sequence); then latest first.
-                bucket.sort_by_key(|e| e.at);
-                bucket.reverse();
-                self.current = bucket;
                 return;
             }
         }
+    }
+
+    /// Makes the bucket at `ring[i]` `current`, latest first, and gives the ring its buffer
+    /// back (up to `KEEP` entries: a bucket of ordinary size is not reallocated once the ring
+    /// has gone round). The bucket is in scheduling order (see the module's comment), so the
+    /// order of (time, sequence) is that of (time, position in the bucket); its events share
+    /// one slot, so `offset in the slot << POS_BITS | position` is a unique `u64` key, and an
+    /// unstable sort of the keys gives that order, cheaper than a stable sort of the entries.
+    fn open(&mut self, i: usize) {
+        let mut bucket = std::mem::take(&mut self.ring[i]);
+        self.in_ring -= bucket.len();
+        debug_assert!(bucket.len() < 1 << POS_BITS);
+        let (offset, position) = ((1u64 << SLOT_SHIFT) - 1, (1u64 << POS_BITS) - 1);
+        // After a burst the key and `current` buffers give the rest back, as the ring's do.
+        let n = bucket.len().max(OPEN_KEEP);
+        self.keys.clear();
+        if self.keys.capacity() > 4 * n {
+            self.keys.shrink_to(n);
+        }
+        self.keys.extend(bucket.iter().enumerate().map(|(p, e)| (e.at.as_nanos() & offset) << POS_BITS | p as u64));
+        self.keys.sort_unstable();
+        debug_assert!(self.current.is_empty());
+        if self.current.capacity() > 4 * n {
+            self.current.shrink_to(n);
+        }
+        self.current.extend(self.keys.iter().rev().map(|&k| bucket[(k & position) as usize]));
+        bucket.clear();
+        bucket.shrink_to(KEEP);
+        bucket.reserve(MIN);
+        self.ring[i] = bucket;
     }
 
     /// Moves the overflow events whose slot the ring now covers into it.
@@ -191,7 +219,9 @@ impl<E> Scheduler<E> {
     pub fn heap_bytes(&self) -> usize {
         let entries =
             self.current.capacity() + self.overflow.capacity() + self.ring.iter().map(Vec::capacity).sum::<usize>();
-        entries * std::mem::size_of::<Entry<E>>() + self.ring.capacity() * std::mem::size_of::<Vec<Entry<E>>>()
+        entries * std::mem::size_of::<Entry<E>>()
+            + self.ring.capacity() * std::mem::size_of::<Vec<Entry<E>>>()
+            + self.keys.capacity() * std::mem::size_of::<u64>()
     }
 }
 

@@ -180,6 +180,9 @@ struct Burst {
 #[derive(Clone, Debug, Default)]
 pub struct Pacer {
     cfg: PacingConfig,
+    /// Pacing, the paced IW or the fq path is configured. Off, the clock never holds a
+    /// segment back, so the sender skips it (`is_off`): no per-segment work when nothing paces.
+    on: bool,
     /// Earliest departure of the next paced segment.
     next_at: Option<SimTime>,
     /// A segment was held back by pacing (the endpoint must wake at `next_at`).
@@ -197,7 +200,14 @@ pub struct Pacer {
 
 impl Pacer {
     pub fn new(cfg: PacingConfig) -> Self {
-        Pacer { cfg, ..Pacer::default() }
+        let on = cfg.enabled || cfg.paced_iw || cfg.tso_min_segs.is_some();
+        Pacer { cfg, on, ..Pacer::default() }
+    }
+
+    /// Nothing is paced: `ready` is always true and `on_send` need not be told (the sender
+    /// tests this once per segment instead of running the clock).
+    pub fn is_off(&self) -> bool {
+        !self.on
     }
 
     /// The connection starts sending its initial window `[seq, seq + iw_bytes)`; `rtt` is the
@@ -213,11 +223,16 @@ impl Pacer {
     /// A new transmission round begins: nothing is held back yet.
     pub fn begin(&mut self) {
         self.blocked = false;
-        self.close_burst();
+        if self.burst.is_some() {
+            self.close_burst();
+        }
     }
 
     /// May a segment leave at `now`? If not, the sender is marked blocked until `deadline()`.
     pub fn ready(&mut self, now: SimTime) -> bool {
+        if !self.on {
+            return true;
+        }
         match &self.burst {
             Some(b) if b.at == now && b.segs < b.max_segs => return true,
             Some(_) => self.close_burst(),

@@ -35,8 +35,11 @@ impl Persist {
         Persist { at: None, probes: 0, backoff: 0, min_rto, max_rto }
     }
 
-    fn stop(&mut self) {
-        (self.at, self.probes, self.backoff) = (None, 0, 0);
+    /// The window no longer blocks the sender: the timer stops and the backoff is forgotten.
+    pub fn stop(&mut self) {
+        self.at = None;
+        self.probes = 0;
+        self.backoff = 0;
     }
 
     /// An acceptable ACK arrived: Linux clears `icsk_probes_out` on every one (`tcp_ack()`), and
@@ -53,12 +56,10 @@ impl Persist {
         SimDuration::from_nanos(base.saturating_mul(1u64 << self.backoff.min(32))).min(self.max_rto)
     }
 
-    /// After the sender tried to send: arm the timer if the window blocks it (`blocked`), stop
-    /// it and forget the backoff if not.
-    pub fn check(&mut self, blocked: bool, rto: SimDuration, clock: TimerClock, now: SimTime) {
-        if !blocked {
-            self.stop();
-        } else if self.at.is_none() {
+    /// After the sender tried to send and the window blocks it: arm the timer if it is off
+    /// (the sender calls `stop` when the window does not block it).
+    pub fn arm(&mut self, rto: SimDuration, clock: TimerClock, now: SimTime) {
+        if self.at.is_none() {
             self.at = Some(clock.probe0(now, self.when(rto)));
         }
     }
@@ -96,10 +97,10 @@ mod tests {
     fn probes_back_off_from_the_rto_and_stop_when_the_window_opens() {
         let mut p = Persist::new(ms(200), ms(120_000));
         let t0 = SimTime::ZERO;
-        p.check(true, ms(300), TimerClock::EXACT, t0);
+        p.arm(ms(300), TimerClock::EXACT, t0);
         assert_eq!(p.at, Some(t0 + ms(300)));
         // A second check while armed keeps the deadline.
-        p.check(true, ms(300), TimerClock::EXACT, t0 + ms(100));
+        p.arm(ms(300), TimerClock::EXACT, t0 + ms(100));
         assert_eq!(p.at, Some(t0 + ms(300)));
         assert_eq!(p.on_timer(true, ms(300), TimerClock::EXACT, 26001, t0 + ms(300)), Some(26000));
         assert_eq!((p.at, p.probes), (Some(t0 + ms(900)), 1));
@@ -107,12 +108,12 @@ mod tests {
         assert_eq!((p.at, p.probes), (Some(t0 + ms(2100)), 2));
         // An ACK that leaves the window closed: the count restarts, the backoff stays.
         p.on_ack();
-        p.check(true, ms(300), TimerClock::EXACT, t0 + ms(1000));
+        p.arm(ms(300), TimerClock::EXACT, t0 + ms(1000));
         assert_eq!((p.at, p.probes), (Some(t0 + ms(2200)), 0));
-        p.check(false, ms(300), TimerClock::EXACT, t0 + ms(1000));
+        p.stop();
         assert_eq!((p.at, p.probes), (None, 0));
         // The base is at least TCP_RTO_MIN, the timeout at most TCP_RTO_MAX.
-        p.check(true, ms(50), TimerClock::EXACT, t0);
+        p.arm(ms(50), TimerClock::EXACT, t0);
         assert_eq!(p.at, Some(t0 + ms(200)));
         for _ in 0..20 {
             p.on_timer(true, ms(50), TimerClock::EXACT, 2, t0);

@@ -366,7 +366,7 @@ impl Sender {
             }
         }
         t.snd_una = ack;
-        if t.sack && reord < prior_fack {
+        if t.reordering.learned && t.sack && reord < prior_fack {
             // "Non-retransmitted hole got filled? That's reordering" (tcp_clean_rtx_queue()).
             let fack = t.outstanding.fack(ack);
             t.reordering.check(reord, fack, t.w.mss);
@@ -459,16 +459,22 @@ impl Sender {
         let ctx = t.delivery_ctx(now, seg);
         let sacked_before = t.outstanding.sacked_bytes();
         let fin_before = t.lone_fin_sacked();
-        t.outstanding.begin_sacks(t.snd_una);
+        // The reordering the SACK walk notes is read only while the degree is learned.
+        let learn = t.reordering.learned;
+        if learn {
+            t.outstanding.begin_sacks(t.snd_una);
+        }
         for &(s, e) in seg.sack.as_slice() {
             if e <= t.snd_una {
                 continue;
             }
             t.outstanding.sack_block(s, e, &ctx);
         }
-        // tcp_sacktag_write_queue() → tcp_check_sack_reordering(state->reord).
-        let (low, fack) = (t.outstanding.sacked_out_of_order, t.outstanding.fack(t.snd_una));
-        t.reordering.check(low, fack, t.w.mss);
+        if learn {
+            // tcp_sacktag_write_queue() → tcp_check_sack_reordering(state->reord).
+            let (low, fack) = (t.outstanding.sacked_out_of_order, t.outstanding.fack(t.snd_una));
+            t.reordering.check(low, fack, t.w.mss);
+        }
         t.outstanding.update_lost();
         t.newly_sacked = t.outstanding.sacked_bytes() - sacked_before;
         t.fin_newly_sacked = t.fin_needs_cwnd && !fin_before && t.lone_fin_sacked();
@@ -492,9 +498,14 @@ impl Sender {
         if self.tcb.cwnd_use.is_some() {
             self.validate_cwnd(out.len() > sent);
         }
+        // The persist timer (`persist.rs`); the RTO it starts from is needed only when armed.
         let t = &mut self.tcb;
-        let (blocked, rto, clock) = (t.window_blocks(), t.rtt.rto(), t.rtt.clock());
-        t.persist.check(blocked, rto, clock, now);
+        if t.window_blocks() {
+            let (rto, clock) = (t.rtt.rto(), t.rtt.clock());
+            t.persist.arm(rto, clock, now);
+        } else {
+            t.persist.stop();
+        }
     }
 
     /// Linux tcp_cwnd_validate() after tcp_write_xmit(): the window was used up if the data

@@ -311,8 +311,11 @@ impl Tcb {
         Some(tx)
     }
 
-    /// A segment left: move the pacing clock (a no-op when pacing is off).
+    /// A segment left: move the pacing clock (nothing to do when pacing is off).
     fn paced(&mut self, now: SimTime, seq: u64, len: u32) {
+        if self.pacer.is_off() {
+            return;
+        }
         let (cwnd, ssthresh, flight, srtt) = (self.w.cwnd, self.w.ssthresh, self.flight_size(), self.rtt.srtt());
         let (mss, min_rtt) = (self.w.mss, self.rtt.min_rtt());
         self.pacer.on_send(now, seq, len, &PaceState { cwnd, ssthresh, flight, srtt, mss, min_rtt });
