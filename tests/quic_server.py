@@ -16,17 +16,17 @@ import argparse
 import asyncio
 import datetime
 
-from aioquic.asyncio import QuicConnectionProtocol, serve
-from aioquic.h3.connection import H3_ALPN, H3Connection
-from aioquic.h3.events import HeadersReceived
+from aioquic.asyncio import serve
+from aioquic.h3.connection import H3_ALPN
 from aioquic.quic.configuration import QuicConfiguration
 from aioquic.quic.congestion.base import register_congestion_control
 from aioquic.quic.congestion.reno import RenoCongestionControl
-from aioquic.quic.events import ProtocolNegotiated
 from cryptography import x509
 from cryptography.hazmat.primitives import hashes
 from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.x509.oid import NameOID
+
+from iwlab.lab_h3 import Server as LabServer
 
 
 def controller(iw: int):
@@ -51,24 +51,13 @@ def certificate(names: int):
     return cert, key
 
 
-class Server(QuicConnectionProtocol):
+class Server(LabServer):
+    """Every request gets `size` zero bytes, whatever its path."""
+
     size = 1 << 20
 
-    def __init__(self, *args, **kwargs) -> None:
-        super().__init__(*args, **kwargs)
-        self.h3: H3Connection | None = None
-
-    def quic_event_received(self, event) -> None:
-        if isinstance(event, ProtocolNegotiated):
-            self.h3 = H3Connection(self._quic)
-        if self.h3 is None:
-            return
-        for ev in self.h3.handle_event(event):
-            if isinstance(ev, HeadersReceived):
-                self.h3.send_headers(ev.stream_id, [(b":status", b"200"), (b"content-length",
-                                                                         str(self.size).encode())])
-                self.h3.send_data(ev.stream_id, bytes(self.size), end_stream=True)
-                self.transmit()
+    def body(self, path: bytes) -> bytes:
+        return bytes(self.size)
 
 
 async def main() -> None:

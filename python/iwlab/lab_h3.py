@@ -50,11 +50,18 @@ def file_for(directory: Path, path: bytes) -> Path | None:
 
 
 class Server(QuicConnectionProtocol):
+    """Answers each HTTP/3 request with `body(path)`: 200 and the bytes, or 404 for None."""
+
     directory = Path(".")
 
     def __init__(self, *args, **kwargs) -> None:
         super().__init__(*args, **kwargs)
         self.h3: H3Connection | None = None
+
+    def body(self, path: bytes) -> bytes | None:
+        """The file of `directory` the request's :path names."""
+        f = file_for(self.directory, path)
+        return f.read_bytes() if f else None
 
     def quic_event_received(self, event) -> None:
         if isinstance(event, ProtocolNegotiated):
@@ -63,11 +70,10 @@ class Server(QuicConnectionProtocol):
             return
         for ev in self.h3.handle_event(event):
             if isinstance(ev, HeadersReceived):
-                f = file_for(self.directory, dict(ev.headers).get(b":path", b"/"))
-                body = f.read_bytes() if f else b""
-                self.h3.send_headers(ev.stream_id, [(b":status", b"200" if f else b"404"),
-                                                    (b"content-length", str(len(body)).encode())])
-                self.h3.send_data(ev.stream_id, body, end_stream=True)
+                body = self.body(dict(ev.headers).get(b":path", b"/"))
+                self.h3.send_headers(ev.stream_id, [(b":status", b"404" if body is None else b"200"),
+                                                    (b"content-length", str(len(body or b"")).encode())])
+                self.h3.send_data(ev.stream_id, body or b"", end_stream=True)
                 self.transmit()
 
 
