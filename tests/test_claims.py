@@ -5,6 +5,7 @@ Synthetic results only — no simulation runs here."""
 from __future__ import annotations
 
 import importlib
+import inspect
 
 import numpy as np
 import pandas as pd
@@ -19,7 +20,10 @@ MODULES = {name: importlib.import_module(mod) for name, mod in STUDIES.items()}
 
 @pytest.mark.parametrize("study", list(STUDIES))
 def test_every_ledger_entry_has_a_source_a_rule_and_a_computed_verdict(study):
-    book = MODULES[study].ledger()
+    # A ledger whose conditions come from its runs' evidence (quic-iw) is built from empty
+    # evidence: each claim then holds a placeholder condition ("no … cell in this run").
+    ledger = MODULES[study].ledger
+    book = ledger(cells={}) if "cells" in inspect.signature(ledger).parameters else ledger()
     assert len(book) >= 5
     ids = [c.id for c in book]
     assert len(ids) == len(set(ids)), "claim ids are unique within a study"
