@@ -123,3 +123,39 @@ def test_the_docs_figures_are_the_stored_results():
     stored = pd.read_csv(root / "docs" / "data" / "quic-iw" / "claims.csv")
     assert set(stored["claim_id"]) == {c.id for c in lg.ledger()}
     assert set(stored["mode"]) == {"quick"} and set(stored["seeds"]) == {5}
+
+
+def test_quick_mode_is_the_full_grid_at_half_the_seeds():
+    """Every condition full mode judges is judged in quick mode: the same runs (scenario and seed),
+    seeds 1–5 of full mode's 1–10."""
+    from pathlib import Path
+
+    full = sc.tasks(sc.plan(Options(Path("."))))
+    quick = sc.tasks(sc.plan(Options(Path("."), quick=True)))
+    assert {t.key for t in quick} == {t.key for t in full if t.seed <= 5}
+    assert len(full) == 28_800 and len(quick) == 14_400
+
+
+def test_docs_account_of_where_the_claims_fail_is_the_stored_full_ledger():
+    """docs/quic.md, "Where the claims fail on the whole grid": its figures, from data/claims/full/quic-iw.csv."""
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[1]
+    page = (root / "docs" / "quic.md").read_text()
+    text = page[page.index("### Where the claims fail on the whole grid"):page.index("## Advising a QUIC IW")]
+    full = pd.read_csv(root / "data" / "claims" / "full" / "quic-iw.csv")
+
+    def row(claim: str, condition: str) -> pd.Series:
+        (r,) = full[(full["claim_id"] == claim) & (full["condition"] == condition)].itertuples()
+        return r
+
+    verdicts = full.groupby("claim_id")["claim_verdict"].first().value_counts()
+    assert (f"{verdicts['reproduced']} reproduced, {verdicts['partly']} partly, {verdicts['not reproduced']} not "
+            f"reproduced, {verdicts['not testable']} not testable") in text
+    t = [row("Q-ttfb", f"20 ms, 1 Mb/s deep, bg none · {iw}").ours for iw in ("10×1200", "10×1460")]
+    assert f"−{-t[0]:.2f} RTT (10 × 1 200 B) and −{-t[1]:.2f} RTT (10 × 1 460 B)" in text
+    h = row("Q-harm", "300 ms, 10 Mb/s deep, bg tcp · chain 1500")
+    assert f"{h.ours:.2f} [{h.ci_lo:.2f}, {h.ci_hi:.2f}]" in text
+    assert f"{row('Q-amp-rtt', '20 ms, 1 Mb/s deep, bg none · 32×1460').ours:.2f} RTT at 20 ms" in text
+    tcp = full[(full["claim_id"] == "Q-tcp-chain") & (full["verdict"] == "not reproduced")]["ours"]
+    assert f"{tcp.min():.1f}–{tcp.max():.0f} RTT" in text

@@ -16,7 +16,7 @@ from __future__ import annotations
 import json
 import math
 import re
-from concurrent.futures import FIRST_COMPLETED, wait
+from concurrent.futures import as_completed
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -168,11 +168,9 @@ def _run_all(jobs_args: list[tuple[dict[str, Any], int, dict[str, Any]]], jobs: 
         return [_evaluate(a) for a in jobs_args]
     out: dict[int, dict[str, float]] = {}
     with workers.pool(min(jobs, len(jobs_args))) as pool:
-        pending = {pool.submit(_evaluate, a): i for i, a in enumerate(jobs_args)}
-        while pending:
-            done, _ = wait(pending, return_when=FIRST_COMPLETED)
-            for fut in done:
-                out[pending.pop(fut)] = fut.result()
+        index = {pool.submit(_evaluate, a): i for i, a in enumerate(jobs_args)}
+        for fut in as_completed(index):
+            out[index[fut]] = fut.result()
     return [out[i] for i in range(len(jobs_args))]
 
 

@@ -9,9 +9,9 @@ handshake flight modelled as data on the connection (`scenarios`). The grid: IW 
 time, completion of 10 kB, 100 kB and 1 MB responses, retransmissions, the first flight, and the
 competing TCP flow's goodput.
 
-Modes: full = 10 seeds, 4 IWs × 4 chains × 36 settings, 3 requests per size per run; quick =
-5 seeds, 2 IWs (10×1200, 32×1460) × 2 chains (1.5, 16 kB) × 8 settings, 2 per size; tiny
-(`IWLAB_STUDY_TINY=1`, tests) = 2 seeds, 2 settings, 1 per size.
+Modes: full = 10 seeds, 4 IWs × 4 chains × 36 settings, 3 requests per size per run; quick = the
+same runs at seeds 1–5 (every condition full mode judges, on half its seeds); tiny
+(`IWLAB_STUDY_TINY=1`, tests) = 2 seeds, 2 IWs × 2 chains × 2 settings, 1 per size.
 """
 
 from __future__ import annotations
