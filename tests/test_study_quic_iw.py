@@ -159,3 +159,13 @@ def test_docs_account_of_where_the_claims_fail_is_the_stored_full_ledger():
     assert f"{row('Q-amp-rtt', '20 ms, 1 Mb/s deep, bg none · 32×1460').ours:.2f} RTT at 20 ms" in text
     tcp = full[(full["claim_id"] == "Q-tcp-chain") & (full["verdict"] == "not reproduced")]["ours"]
     assert f"{tcp.min():.1f}–{tcp.max():.0f} RTT" in text
+
+
+def test_a_time_to_first_byte_that_quic_loses_is_said_as_later_not_as_a_negative_sooner():
+    def ev(*v: float) -> dict[str, Cell]:
+        return {f"ttfb|s{i}": Cell(x, x, x, 5) for i, x in enumerate(v)}
+
+    (line,) = quic_iw.conclusions(ev(-0.456, 0.999), pd.DataFrame())
+    assert "between 0.46 RTT later and 1.00 RTT sooner than TCP + TLS 1.3" in line
+    (line,) = quic_iw.conclusions(ev(0.71, 0.999), pd.DataFrame())
+    assert "0.71–1.00 RTT sooner than TCP + TLS 1.3" in line
