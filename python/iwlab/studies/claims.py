@@ -392,9 +392,8 @@ def _aggregate(rows: Sequence[Row]) -> tuple[str, str, float | None]:
     """A claim's verdict from its conditions (the last rule of the block above `MIN_SEEDS`).
     Not-testable conditions are left out; when more than half of the rest are inconclusive the
     claim is *inconclusive*; *reproduced* when every tested condition is (an undecided one leaves
-    it *partly* at most, so fewer seeds never make a verdict more favourable); *partly* when some are
-    (they are listed: the stated subset) and no condition has the wrong sign; otherwise *not
-    reproduced*. The share printed is that of the decided conditions that are reproduced."""
+    it *partly* at most); *partly* when some are (they are listed: the stated subset) and no
+    condition has the wrong sign; otherwise *not reproduced*. The share printed is that of the decided conditions that are reproduced."""
     tested = [r for r in rows if r.verdict != "not testable"]
     if not tested:
         return "not testable", rows[0].why if rows else "no conditions", None
