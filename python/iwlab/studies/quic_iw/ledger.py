@@ -6,7 +6,6 @@ from __future__ import annotations
 
 from typing import Any
 
-import numpy as np
 import pandas as pd
 
 from iwlab.studies.claims import Between, Check, Claim, Direction, NotTestable
