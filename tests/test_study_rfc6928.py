@@ -140,10 +140,11 @@ def test_the_three_claims_judged_from_the_runs_are_in_the_ledger_not_pending():
 
 
 # ---------------------------------------------------------------------------------------------
-# §6, §9 and Appendix A: the testbed (rfc6928_testbed) and the IW sizes (rfc6928_iw_sizes)
+# §6, §9 and Appendix A: the testbed (rfc6928/testbed*.py) and the IW sizes (rfc6928/iw_sizes.py)
 
-from iwlab.studies import rfc6928_iw_sizes as sizes  # noqa: E402
-from iwlab.studies import rfc6928_testbed as bed  # noqa: E402
+from iwlab.studies.rfc6928 import iw_sizes as sizes  # noqa: E402
+from iwlab.studies.rfc6928 import testbed as bed  # noqa: E402
+from iwlab.studies.rfc6928 import testbed_tables as bed_tables  # noqa: E402
 
 NEW = ("6-five/latency", "6-five/drops", "9-spurious", "A-drops/modest", "A-drops/extreme", "A-mixed/light-medium",
        "A-mixed/high", "A-bulk", "A-iw10/benefit", "A-iw10/retx")
@@ -242,11 +243,11 @@ def test_the_testbed_tables_pair_by_seed_and_leave_out_a_seed_that_dropped_in_th
     per = bed.summarise(flows, links, [bed.FIRST, "seed"], duration=100.0, warmup=10.0)
     p = bed.plan(2, "tiny")
     (label,) = p.five
-    five = bed.five_table(per.assign(path=label), p)
+    five = bed_tables.five_table(per.assign(path=label), p)
     assert five.frame.loc[label, "latency improvement %"] == pytest.approx(50.0)
     assert five.frame.loc[label, "drops IW10 − IW3 (pp)"] == pytest.approx(5.0)
     (path,) = p.spurious
-    spur = bed.spurious_table(per.assign(path=path), p)
+    spur = bed_tables.spurious_table(per.assign(path=path), p)
     # every IW10 run dropped at the bottleneck, so no seed is left to say whether an RTO was spurious
     assert np.isnan(spur.frame.loc[path, "IW10 responses with an RTO %"])
     assert spur.frame.loc[path, "seeds with a drop"] == 2
@@ -259,7 +260,7 @@ def test_a_mirrored_half_and_half_population_is_mixed_and_weighs_flows():
             for a, b, iw, lat, n in ((3, 10, 3, 2.0, 1), (10, 3, 3, 5.0, 3), (3, 10, 10, 1.0, 2), (10, 3, 10, 1.0, 2))]
     df = pd.DataFrame(rows)
     df["population"] = np.where(df[bed.FIRST] == df[bed.SECOND], "same", "mixed")
-    assert bed._by_seed(df, "latency", "mixed", 3).loc[1] == pytest.approx((2.0 + 15.0) / 4)
+    assert bed_tables._by_seed(df, "latency", "mixed", 3).loc[1] == pytest.approx((2.0 + 15.0) / 4)
 
 
 def test_load_sets_the_poisson_rate_from_the_mean_response():
@@ -287,7 +288,7 @@ def test_the_tiny_run_has_the_new_tables(study):
     t = tables(study[0])
     assert list(t["iw_sizes"].frame.index) == ["IW3", "IW6", "IW10", "IW16", "IW32"]
     load = t["testbed_load"].frame
-    assert [r for r in load.index] == [bed.row("1 Mb/s", x) for x in ("medium", "high", "extreme")]
+    assert [r for r in load.index] == [bed_tables.row("1 Mb/s", x) for x in ("medium", "high", "extreme")]
     assert (load[["IW3 drops %", "IW10 drops %"]] >= 0).all().all()
     assert (t["testbed_bulk"].frame["bulk beside IW3 (kb/s)"] > 0).all()
     assert t["spurious_rtos"].frame["seeds with a drop"].iloc[0] == 0

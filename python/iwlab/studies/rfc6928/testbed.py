@@ -21,6 +21,9 @@ every IW: the arrival and mix streams do not depend on the IW):
   (1000 packets) drop nothing — so every RTO is spurious; share of responses with an RTO.
 
 Modes: full 10 seeds, quick 5, tiny (tests) 2 seeds with one rate per experiment and short runs.
+
+This module holds the plan, the scenarios, the runs and their per-run rows; `testbed_tables` the
+tables, `testbed_ledger` the claims.
 """
 
 from __future__ import annotations
@@ -32,7 +35,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from iwlab.studies.base import Cell, Table, cell, metric_name
+from iwlab.studies.base import metric_name
 
 #: Appendix A, p. 22: the [CW10] testbed.
 RTT = 0.3
@@ -247,179 +250,3 @@ def summarise(flows: pd.DataFrame, links: pd.DataFrame, keys: list[str], duratio
     both = slots[0] if len(slots) == 1 else slots[0].where(slots[0] == slots[1], 0)
     per["population"] = np.where(both == 3, "IW3", np.where(both == 10, "IW10", "mixed"))
     return per
-
-
-# ---------------------------------------------------------------------------------------------
-# Tables (per seed first: a seed holds arrivals and sizes fixed across the IWs, so differences
-# and ratios are taken within a seed, then the mean and its interval across seeds)
-
-
-def _by_seed(df: pd.DataFrame, col: str, population: str, iw: int | None = None) -> pd.Series:
-    d = df[df["population"] == population]
-    if iw is not None:
-        d = d[d["iw"] == iw]
-    if col in ("latency",) and population == "mixed":  # both mirrored half-and-half runs, flow-weighted
-        w = d.assign(_s=d["latency"] * d["completed"]).groupby("seed")[["_s", "completed"]].sum()
-        return w["_s"] / w["completed"].where(w["completed"] > 0)
-    return d.groupby("seed")[col].mean()
-
-
-def load_table(runs: pd.DataFrame, p: Plan) -> Table:
-    cells: dict[str, dict[str, Cell]] = {}
-    for path in p.load_rates:
-        for load in p.loads:
-            d = runs[(runs["path"] == path) & (runs["load"] == load)]
-            if d.empty:
-                continue
-            d3, d10 = _by_seed(d, "drop_pct", "IW3"), _by_seed(d, "drop_pct", "IW10")
-            l3, l10 = _by_seed(d, "latency", "IW3", 3), _by_seed(d, "latency", "IW10", 10)
-            m3, m10 = _by_seed(d, "latency", "mixed", 3), _by_seed(d, "latency", "mixed", 10)
-            cells[row(path, load)] = {
-                "IW3 drops %": cell(d3), "IW10 drops %": cell(d10), "drops IW10 − IW3 (pp)": cell(d10 - d3),
-                "IW3 latency (s)": cell(l3), "IW10 latency (s)": cell(l10),
-                "IW3 flows mixed vs alone %": cell((m3 / l3 - 1) * 100),
-                "IW10 flows mixed vs alone %": cell((m10 / l10 - 1) * 100),
-            }
-    return Table.from_cells("testbed_load", "Testbed: drop rate and short-flow latency against load, IW3, IW10 and "
-                            "half-and-half", cells, fmt="{:.2f}", index_name="bottleneck, load",
-                            note="Drop rate of the bottleneck (servers → clients) after the warm-up; latency = mean "
-                                 "completion time (SYN → last response byte) of the completed short flows; mixed vs "
-                                 "alone = the IW3 (IW10) flows of the two half-and-half runs against the all-IW3 "
-                                 "(all-IW10) run of the same seed and load.")
-
-
-def bulk_table(runs: pd.DataFrame, p: Plan) -> Table:
-    cells: dict[str, dict[str, Cell]] = {}
-    for path in p.load_rates:
-        for load in BULK_LOADS:
-            d = runs[(runs["path"] == path) & (runs["load"] == load)]
-            if d.empty:
-                continue
-            g3, g10 = _by_seed(d, "bulk_bps", "IW3") / 1e3, _by_seed(d, "bulk_bps", "IW10") / 1e3
-            cells[row(path, load)] = {"bulk beside IW3 (kb/s)": cell(g3), "bulk beside IW10 (kb/s)": cell(g10),
-                                      "bulk goodput change %": cell((g10 / g3 - 1) * 100)}
-    return Table.from_cells("testbed_bulk", "Testbed: a long-lived bulk flow's goodput beside IW3 or IW10 short flows",
-                            cells, fmt="{:.2f}", index_name="bottleneck, load of the short flows",
-                            note="Goodput = bytes the bulk connection delivered over the whole run ÷ its duration.")
-
-
-def five_table(runs: pd.DataFrame, p: Plan) -> Table:
-    cells: dict[str, dict[str, Cell]] = {}
-    for path in p.five:
-        d = runs[runs["path"] == path]
-        if d.empty:
-            continue
-        l3, l10 = _by_seed(d, "burst_latency", "IW3"), _by_seed(d, "burst_latency", "IW10")
-        d3, d10 = _by_seed(d, "drop_pct", "IW3"), _by_seed(d, "drop_pct", "IW10")
-        cells[path] = {"IW3 total latency (s)": cell(l3), "IW10 total latency (s)": cell(l10),
-                       "latency improvement %": cell((1 - l10 / l3) * 100), "IW3 drops %": cell(d3),
-                       "IW10 drops %": cell(d10), "drops IW10 − IW3 (pp)": cell(d10 - d3)}
-    return Table.from_cells("five_connections", "§6: five connections opened at once over a slow link with a small "
-                            "buffer", cells, fmt="{:.2f}", index_name="bottleneck, queue",
-                            note="One client opens 5 connections at once (responses drawn from 2, 4, 8, 16, 32 "
-                                 f"segments), bursts {FIVE_LOAD * 100:g} % of the link on average, exponential gaps; "
-                                 "total latency = burst start → last byte of its last response, bursts whose five "
-                                 "responses all completed; improvement = 1 − IW10/IW3 per seed.")
-
-
-def spurious_table(runs: pd.DataFrame, p: Plan) -> Table:
-    cells: dict[str, dict[str, Cell]] = {}
-    for path in p.spurious:
-        d = runs[runs["path"] == path]
-        if d.empty:
-            continue
-        # An RTO is known spurious only if nothing was dropped: a run with a drop is left out.
-        clean = d[d["drops_any"] == 0]
-        r3, r10 = _by_seed(clean, "rto_pct", "IW3"), _by_seed(clean, "rto_pct", "IW10")
-        dropped = d[d["drops_any"] > 0]["seed"].nunique()
-        cells[path] = {"IW3 responses with an RTO %": cell(r3), "IW10 responses with an RTO %": cell(r10),
-                       "RTO share IW10 − IW3 (pp)": cell(r10 - r3),
-                       "seeds with a drop": Cell(float(dropped), float(dropped), float(dropped), 0)}
-    return Table.from_cells("spurious_rtos", "§9: responses with a (spurious) RTO on low-bandwidth paths that drop "
-                            "nothing", cells, fmt="{:.2f}", index_name="path",
-                            note=f"RTT 300 ms, {SPURIOUS_QUEUE}-packet queues, Poisson responses at "
-                                 f"{SPURIOUS_LOAD * 100:g} % of the path; a seed any of whose runs dropped a packet is "
-                                 "left out (an RTO there could be genuine).")
-
-
-def row(path: str, load: str) -> str:
-    return f"{path} {load} ({LOADS[load] * 100:g} %)"
-
-
-def tables(res: dict[str, pd.DataFrame], p: Plan) -> list[Table]:
-    tabs = [load_table(res["load"], p), bulk_table(res["bulk"], p), five_table(res["five"], p),
-            spurious_table(res["spurious"], p)]
-    for t in tabs:
-        t.row_keys = lambda r: {"condition": str(r)}
-        t.col_keys = lambda c: {"metric": metric_name(str(c))}
-    return tabs
-
-
-# ---------------------------------------------------------------------------------------------
-# Claims. Conditions and bands fixed from the RFC's sentences before the first run.
-
-#: "very high packet loss rates" (Appendix A, p. 21) read as above every overall retransmission
-#: rate §10.2 reports (1.98–4.21 %): above 5 %.
-VERY_HIGH_DROPS = 5.0
-#: "only a modest increase of packet drops" read as less than 1 point (§10.2 calls +0.3 and +0.7
-#: points of retransmissions "modest").
-MODEST_PP = 1.0
-#: "suffered only slightly": less than 10 % slower.
-SLIGHTLY_PCT = 10.0
-
-
-def ledger() -> list[Any]:
-    from iwlab.studies.claims import Check, Claim, Direction, Ref
-
-    lr, fv, sp = list(LOAD_RATES), list(FIVE), list(SPURIOUS)
-    return [
-        Claim("6-five/latency", "RFC 6928 §6 ([CW10])", "§6, p. 9",
-              "With five connections opened at once over a slow link with a small buffer, IW10 still lowers the "
-              "total latency of the transaction.",
-              "total latency of a burst of 5 responses, improvement 1 − IW10/IW3, %, paired by seed",
-              Direction(">", 0.0), tuple(Check(c, Ref("five_connections", c, "latency improvement %")) for c in fv),
-              ("five_connections",), "%", "> 0 (no number)"),
-        Claim("6-five/drops", "RFC 6928 §6 ([CW10])", "§6, p. 9",
-              "... at the cost of a higher packet drop rate than IW3.",
-              "bottleneck drop rate IW10 − IW3, percentage points, paired by seed", Direction(">", 0.0),
-              tuple(Check(c, Ref("five_connections", c, "drops IW10 − IW3 (pp)")) for c in fv),
-              ("five_connections",), "pp", "> 0 (no number)"),
-        Claim("9-spurious", "RFC 6928 §9", "§9, p. 11",
-              "A large IW raises the chance of a spurious RTO on a low-bandwidth path.",
-              "share of responses with at least one RTO on a path that drops nothing (so every RTO is spurious), "
-              "IW10 − IW3, percentage points, paired by seed", Direction(">", 0.0),
-              tuple(Check(c, Ref("spurious_rtos", c, "RTO share IW10 − IW3 (pp)")) for c in sp),
-              ("spurious_rtos",), "pp", "> 0 (no number)"),
-        Claim("A-drops/modest", "RFC 6928 Appendix A ([CW10] etc.)", "Appendix A, pp. 21–22",
-              "Larger initial windows raise packet drops only modestly, short of extreme load.",
-              f"bottleneck drop rate IW10 − IW3, percentage points, paired by seed; 'modest' read as below "
-              f"{MODEST_PP:g} point (§10.2 calls +0.3 and +0.7 points modest)", Direction("<", MODEST_PP),
-              tuple(Check(row(r, ld), Ref("testbed_load", row(r, ld), "drops IW10 − IW3 (pp)"))
-                    for r in lr for ld in ("light", "medium", "high")), ("testbed_load",), "pp", f"< {MODEST_PP:g}"),
-        Claim("A-drops/extreme", "RFC 6928 Appendix A ([CW10])", "Appendix A, p. 21",
-              "Under extremely high load both IW3 and IW10 suffer very high packet loss rates.",
-              f"bottleneck drop rate at 120 % offered load, %; 'very high' read as above {VERY_HIGH_DROPS:g} % (every "
-              "overall retransmission rate §10.2 reports is below it)", Direction(">", VERY_HIGH_DROPS),
-              tuple(Check(f"{row(r, 'extreme')}, {iw}", Ref("testbed_load", row(r, "extreme"), f"{iw} drops %"))
-                    for r in lr for iw in ("IW3", "IW10")), ("testbed_load",), "%", f"> {VERY_HIGH_DROPS:g} %"),
-        Claim("A-mixed/light-medium", "RFC 6928 Appendix A ([CW10])", "Appendix A, p. 23",
-              "Flows with IW3 suffer only slightly when competing against IW10 flows at light to medium load.",
-              f"mean completion time of the IW3 flows in a half-and-half population against an all-IW3 one, change "
-              f"%, paired by seed; 'only slightly' read as less than {SLIGHTLY_PCT:g} % slower",
-              Direction("<", SLIGHTLY_PCT),
-              tuple(Check(row(r, ld), Ref("testbed_load", row(r, ld), "IW3 flows mixed vs alone %"))
-                    for r in lr for ld in ("light", "medium")), ("testbed_load",), "%", f"< {SLIGHTLY_PCT:g} %"),
-        Claim("A-mixed/high", "RFC 6928 Appendix A ([CW10])", "Appendix A, p. 23",
-              "Under high load both the IW3 and the IW10 flows are faster when mixed together.",
-              "mean completion time of the IW3 (IW10) flows in a half-and-half population against an all-IW3 "
-              "(all-IW10) one at 90 % load, change %, paired by seed", Direction("<", 0.0),
-              tuple(Check(f"{row(r, 'high')}, {iw} flows", Ref("testbed_load", row(r, "high"),
-                                                                 f"{iw} flows mixed vs alone %"))
-                    for r in lr for iw in ("IW3", "IW10")), ("testbed_load",), "%", "< 0 (no number)"),
-        Claim("A-bulk", "RFC 6928 Appendix A ([CW10])", "Appendix A, p. 23",
-              "Long-lived bulk flows get more throughput beside many IW10 short flows than beside IW3 short flows.",
-              "goodput of one long-lived bulk connection beside IW10 against beside IW3 short flows, change %, paired "
-              "by seed", Direction(">", 0.0),
-              tuple(Check(row(r, ld), Ref("testbed_bulk", row(r, ld), "bulk goodput change %"))
-                    for r in lr for ld in BULK_LOADS), ("testbed_bulk",), "%", "> 0 (no number)"),
-    ]
