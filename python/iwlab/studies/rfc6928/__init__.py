@@ -49,7 +49,7 @@ from iwlab.studies.rfc6928.population import (BDP_LABELS, BW_LABELS, IWS, POPULA
 from iwlab.studies.rfc6928.population_tables import fallback_table, latency_table, retransmission_table
 from iwlab.studies.rfc6928.round_trips import section_5_1, table_5_1
 
-# The study's names its tests and the claims' checks read from it (`rfc6928.RFC_LATENCY`, ...).
+# Names the tests read from the study itself (`rfc6928.RFC_LATENCY`, `rfc6928.hosts`, ...).
 from iwlab.studies.rfc6928.ledger import RFC_LATENCY, RFC_RETX, SMALL_RESPONSE  # noqa: F401
 from iwlab.studies.rfc6928.population import ALL, hosts  # noqa: F401
 from iwlab.studies.rfc6928.round_trips import RFC_ROUNDS, SEGMENTS, TABLE_RTT  # noqa: F401
